@@ -1,0 +1,1 @@
+"""mwp_local: a local sandbox for MissionWeaveProtocol 0.1."""

@@ -1,0 +1,47 @@
+"""The ``mwp-local`` command line: one module per subcommand, registered in a table.
+
+Each subcommand module exposes ``NAME``, ``HELP``, ``configure(parser)`` and ``run(args) -> int``.
+This package only parses arguments and dispatches; the work happens in the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+#: Subcommand name → module under ``mwp_local.cli`` (imported only when used, so that
+#: ``mwp-local --help`` stays fast).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "conformance": (
+        "conformance",
+        "run the official structural, cryptography and admission bundles",
+    ),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="mwp-local",
+        description="A local sandbox for MissionWeaveProtocol 0.1.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        module.configure(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``mwp-local``; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    code: int = args._run(args)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Protocol identifiers: absolute RFC 3986 URIs (section 2).
+
+An identifier must be an absolute URI (a scheme, then ``:``), spelled in ASCII only (IRI-only
+characters are refused; non-ASCII must be percent-encoded), and validation consumes the whole
+string: whitespace, control characters and a trailing line feed are invalid. Identifiers are
+compared byte for byte; nothing here normalizes them. The grammar is RFC 3986 section 3, written
+out below so that each rule can be read against the RFC.
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNRESERVED = r"A-Za-z0-9\-._~"
+_SUB_DELIMS = r"!$&'()*+,;="
+_PCT = r"%[0-9A-Fa-f]{2}"
+_PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+_SEGMENT = rf"{_PCHAR}*"
+_SEGMENT_NZ = rf"{_PCHAR}+"
+_DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9][0-9]|[0-9])"
+_IPV4 = rf"{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}\.{_DEC_OCTET}"
+_H16 = r"[0-9A-Fa-f]{1,4}"
+_LS32 = rf"(?:{_H16}:{_H16}|{_IPV4})"
+_IPV6 = (
+    r"(?:"
+    rf"(?:{_H16}:){{6}}{_LS32}"
+    rf"|::(?:{_H16}:){{5}}{_LS32}"
+    rf"|(?:{_H16})?::(?:{_H16}:){{4}}{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,1}}{_H16})?::(?:{_H16}:){{3}}{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,2}}{_H16})?::(?:{_H16}:){{2}}{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}"
+    rf"|(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}"
+    rf"|(?:(?:{_H16}:){{0,6}}{_H16})?::"
+    r")"
+)
+_IPVFUTURE = rf"v[0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+"
+_IP_LITERAL = rf"\[(?:{_IPV6}|{_IPVFUTURE})\]"
+_REG_NAME = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*"
+_HOST = rf"(?:{_IP_LITERAL}|{_IPV4}|{_REG_NAME})"
+_USERINFO = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*"
+_AUTHORITY = rf"(?:{_USERINFO}@)?{_HOST}(?::[0-9]*)?"
+_PATH_ABEMPTY = rf"(?:/{_SEGMENT})*"
+_PATH_ABSOLUTE = rf"/(?:{_SEGMENT_NZ}(?:/{_SEGMENT})*)?"
+_PATH_ROOTLESS = rf"{_SEGMENT_NZ}(?:/{_SEGMENT})*"
+_HIER_PART = rf"(?://{_AUTHORITY}{_PATH_ABEMPTY}|{_PATH_ABSOLUTE}|{_PATH_ROOTLESS}|)"
+_QUERY = rf"(?:{_PCHAR}|[/?])*"
+_SCHEME = r"[A-Za-z][A-Za-z0-9+\-.]*"
+
+#: RFC 3986 ``URI = scheme ":" hier-part [ "?" query ] [ "#" fragment ]``.
+URI = re.compile(rf"{_SCHEME}:{_HIER_PART}(?:\?{_QUERY})?(?:#{_QUERY})?")
+
+
+def is_protocol_id(text: object) -> bool:
+    """Whether ``text`` is a valid protocol identifier (an absolute RFC 3986 URI).
+
+    ``fullmatch`` consumes the whole string, so a trailing line feed (which a ``$`` anchor would
+    let through) is refused.
+    """
+    return isinstance(text, str) and text.isascii() and URI.fullmatch(text) is not None

@@ -1,0 +1,128 @@
+"""The protocol timestamp profile (section 2) and exact instants.
+
+A timestamp is an RFC 3339 ``date-time`` further restricted by the Signed Document Verification
+Profile: year 0001–9999 with a valid Gregorian date, second 00–59 (no leap seconds), an optional
+fraction of one or more digits that all take part in comparison, and no ``-00:00``. ``T`` and
+``Z`` may be lower case. The lexical text is preserved beside the parsed instant and is never
+rewritten; instants are exact (``fractions.Fraction`` seconds since the Unix epoch), so
+``…:00.1000001Z`` and ``…:00.1Z`` compare correctly without rounding.
+
+The sandbox applies this profile to every timestamp it reads, which is deliberately stricter than
+generic JSON Schema ``date-time`` (that would admit leap seconds and ``-00:00``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+_RFC3339 = re.compile(
+    r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
+    r"[Tt]"
+    r"(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})"
+    r"(?:\.(?P<fraction>[0-9]+))?"
+    r"(?P<offset>[Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+_UNIX_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
+
+
+@dataclass(frozen=True, slots=True, order=False)
+class Timestamp:
+    """A profile-valid timestamp: its exact lexical ``text`` and its ``instant``.
+
+    Equality and ordering between ``Timestamp`` values use the instant, never the text.
+    """
+
+    text: str
+    instant: Fraction
+
+    def __lt__(self, other: Timestamp) -> bool:
+        return self.instant < other.instant
+
+    def __le__(self, other: Timestamp) -> bool:
+        return self.instant <= other.instant
+
+    def __gt__(self, other: Timestamp) -> bool:
+        return self.instant > other.instant
+
+    def __ge__(self, other: Timestamp) -> bool:
+        return self.instant >= other.instant
+
+    def same_instant(self, other: Timestamp) -> bool:
+        """Whether both denote the same instant, whatever their spelling."""
+        return self.instant == other.instant
+
+    @property
+    def epoch_micros(self) -> int:
+        """The instant in whole microseconds since the Unix epoch (rounded down)."""
+        return int(self.instant * 1_000_000 // 1)
+
+
+def parse_timestamp(text: object) -> Timestamp:
+    """Parse ``text`` under the profile; raise ``ValueError`` saying what is wrong."""
+    if not isinstance(text, str):
+        raise ValueError("a timestamp must be a string")
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not an RFC 3339 date-time")
+    year, month, day = int(m["year"]), int(m["month"]), int(m["day"])
+    hour, minute, second = int(m["hour"]), int(m["minute"]), int(m["second"])
+    if year < 1:
+        raise ValueError(f"{text!r}: year 0000 is outside the profile (0001-9999)")
+    try:
+        ordinal = _dt.date(year, month, day).toordinal()
+    except ValueError as exc:
+        raise ValueError(f"{text!r}: not a valid Gregorian date ({exc})") from None
+    if hour > 23 or minute > 59:
+        raise ValueError(f"{text!r}: hour or minute out of range")
+    if second > 59:
+        raise ValueError(f"{text!r}: leap seconds are not supported in MWP 0.1")
+    offset = m["offset"]
+    offset_seconds = 0
+    if offset not in ("Z", "z"):
+        if offset == "-00:00":
+            raise ValueError(f"{text!r}: the unknown-local-offset spelling -00:00 is not allowed")
+        oh, om = int(offset[1:3]), int(offset[4:6])
+        if oh > 23 or om > 59:
+            raise ValueError(f"{text!r}: offset out of range")
+        offset_seconds = (oh * 3600 + om * 60) * (1 if offset[0] == "+" else -1)
+    fraction = m["fraction"]
+    frac = Fraction(int(fraction), 10 ** len(fraction)) if fraction else Fraction(0)
+    days = ordinal - _UNIX_EPOCH_ORDINAL
+    seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds
+    return Timestamp(text=text, instant=Fraction(seconds) + frac)
+
+
+def is_timestamp(text: object) -> bool:
+    """Whether ``text`` satisfies the timestamp profile."""
+    try:
+        parse_timestamp(text)
+    except ValueError:
+        return False
+    return True
+
+
+def is_utc_z(text: str) -> bool:
+    """Whether ``text`` uses the uppercase ``Z`` suffix that protected signed times require."""
+    return text.endswith("Z")
+
+
+def format_utc(epoch_micros: int) -> str:
+    """Spell an instant (microseconds since the Unix epoch) as ``YYYY-MM-DDTHH:MM:SS[.fff]Z``.
+
+    The sandbox writes milliseconds when the instant has no finer part, else microseconds, and
+    nothing when it is a whole second; the result always parses back to the same instant.
+    """
+    seconds, micros = divmod(epoch_micros, 1_000_000)
+    moment = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
+    text = (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    )
+    if micros == 0:
+        return text + "Z"
+    if micros % 1000 == 0:
+        return f"{text}.{micros // 1000:03d}Z"
+    return f"{text}.{micros:06d}Z"

@@ -1,0 +1,1 @@
+"""mwp_local test suite."""
