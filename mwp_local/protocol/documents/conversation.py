@@ -1,0 +1,244 @@
+"""``conversation.schema.json`` and ``message.schema.json`` (section 9).
+
+Owns the shapes and typed values of a Conversation (its type, access mode and members) and of a
+committed Message (author, kind, content blocks, mentions). A Message never carries authority:
+``authority`` is the constant ``false``, because Messages are context and cannot authorize
+execution. It must not perform I/O or decide visibility.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar, Final, Literal
+
+from .common import (
+    ACTOR,
+    EXTENSIONS,
+    ID,
+    SAFE_INTEGER,
+    SHA256,
+    TIMESTAMP,
+    URI_STRING,
+    Actor,
+    Extensions,
+    text,
+)
+from .shapes import ANY, Arr, Const, Enum, Has, If, Obj, Shape, Tagged, Where
+from .wire import WireObject
+
+__all__ = [
+    "CONVERSATION",
+    "MESSAGE",
+    "AccessMode",
+    "ArtifactRefContent",
+    "Conversation",
+    "ConversationAccess",
+    "ConversationState",
+    "ConversationType",
+    "DataRefContent",
+    "Message",
+    "MessageContent",
+    "MessageKind",
+    "TextContent",
+]
+
+
+class ConversationType(StrEnum):
+    """What a Conversation is for."""
+
+    GROUP = "group"
+    WORK_ITEM = "work_item"
+    REVIEW = "review"
+    RESTRICTED = "restricted"
+
+
+class AccessMode(StrEnum):
+    """Who may read a Conversation: the whole Group or listed members."""
+
+    GROUP = "group"
+    RESTRICTED = "restricted"
+
+
+class ConversationState(StrEnum):
+    """Whether a Conversation still accepts Messages."""
+
+    ACTIVE = "active"
+    CLOSED = "closed"
+
+
+class MessageKind(StrEnum):
+    """A Message, or a correction, retraction or redaction of an earlier one."""
+
+    MESSAGE = "message"
+    CORRECTION = "correction"
+    RETRACTION = "retraction"
+    REDACTION = "redaction"
+
+
+ACCESS: Final = Obj(
+    {"mode": Enum.of(AccessMode)},
+    {"members": Arr(ACTOR, min_items=1)},
+    rules=[
+        If(
+            Has(mode=Const(AccessMode.RESTRICTED)),
+            then=Where(required=["members"]),
+            then_why="restricted access lists its members",
+        )
+    ],
+)
+CONVERSATION: Final = Obj(
+    {
+        "conversationId": ID,
+        "missionId": ID,
+        "groupId": ID,
+        "type": Enum.of(ConversationType),
+        "title": text(1, 500),
+        "access": ACCESS,
+        "createdBy": ACTOR,
+        "createdAt": TIMESTAMP,
+        "state": Enum.of(ConversationState),
+        "revision": SAFE_INTEGER,
+    },
+    {"primaryWorkItemId": ID, "extensions": EXTENSIONS},
+    rules=[
+        If(
+            Has(type=Const(ConversationType.WORK_ITEM)),
+            then=Where(required=["primaryWorkItemId"]),
+            then_why="a WorkItem Conversation names its primary WorkItem",
+        ),
+        If(
+            Has(type=Const(ConversationType.RESTRICTED)),
+            then=Where({"access": Where({"mode": Const(AccessMode.RESTRICTED)})}),
+            then_why="a restricted Conversation has restricted access",
+        ),
+    ],
+)
+
+TEXT_CONTENT: Final = Obj({"type": Const("text"), "text": text(1, 100000)})
+ARTIFACT_REF_CONTENT: Final = Obj({"type": Const("artifact_ref"), "artifactHash": SHA256})
+DATA_REF_CONTENT: Final = Obj({"type": Const("data_ref"), "schema": URI_STRING, "data": ANY})
+CONTENT_BLOCK: Final = Tagged(
+    "type",
+    {"text": TEXT_CONTENT, "artifact_ref": ARTIFACT_REF_CONTENT, "data_ref": DATA_REF_CONTENT},
+    what="content block type",
+)
+MESSAGE: Final = Obj(
+    {
+        "messageId": ID,
+        "missionId": ID,
+        "groupId": ID,
+        "conversationId": ID,
+        "author": ACTOR,
+        "kind": Enum.of(MessageKind),
+        "authority": Const(False, why="Messages are context only and never authorize execution"),
+        "content": Arr(CONTENT_BLOCK, min_items=1),
+        "committedAt": TIMESTAMP,
+    },
+    {
+        "targetMessageId": ID,
+        "mentions": Arr(ACTOR, unique=True),
+        "references": Arr(ID, unique=True),
+        "reason": text(1, 4000),
+        "extensions": EXTENSIONS,
+    },
+    rules=[
+        If(
+            Has(kind=Enum(MessageKind.CORRECTION, MessageKind.RETRACTION, MessageKind.REDACTION)),
+            then=Where(required=["targetMessageId", "reason"]),
+            then_why="a correction, retraction or redaction names its target and reason",
+        )
+    ],
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationAccess(WireObject):
+    """Access mode, and the members when restricted."""
+
+    __shape__: ClassVar[Shape] = ACCESS
+    __what__: ClassVar[str] = "access"
+
+    mode: AccessMode
+    members: tuple[Actor, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Conversation(WireObject):
+    """A thread within a Group (section 9)."""
+
+    __shape__: ClassVar[Shape] = CONVERSATION
+    __what__: ClassVar[str] = "conversation"
+
+    conversation_id: str
+    mission_id: str
+    group_id: str
+    type: ConversationType
+    primary_work_item_id: str | None = None
+    title: str
+    access: ConversationAccess
+    created_by: Actor
+    created_at: str
+    state: ConversationState
+    revision: int
+    extensions: Extensions | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextContent(WireObject):
+    """A text block of a Message."""
+
+    __shape__: ClassVar[Shape] = TEXT_CONTENT
+    __what__: ClassVar[str] = "text content"
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArtifactRefContent(WireObject):
+    """A reference to a published Artifact by content hash."""
+
+    __shape__: ClassVar[Shape] = ARTIFACT_REF_CONTENT
+    __what__: ClassVar[str] = "artifact reference"
+
+    type: Literal["artifact_ref"] = "artifact_ref"
+    artifact_hash: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DataRefContent(WireObject):
+    """Structured data with the URI of its schema; ``data`` is any JSON value."""
+
+    __shape__: ClassVar[Shape] = DATA_REF_CONTENT
+    __what__: ClassVar[str] = "data reference"
+
+    type: Literal["data_ref"] = "data_ref"
+    schema: str
+    data: Any
+
+
+MessageContent = TextContent | ArtifactRefContent | DataRefContent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message(WireObject):
+    """A committed, non-authoritative Message (section 9)."""
+
+    __shape__: ClassVar[Shape] = MESSAGE
+    __what__: ClassVar[str] = "message"
+
+    message_id: str
+    mission_id: str
+    group_id: str
+    conversation_id: str
+    author: Actor
+    kind: MessageKind
+    authority: Literal[False] = False
+    target_message_id: str | None = None
+    content: tuple[MessageContent, ...]
+    mentions: tuple[Actor, ...] | None = None
+    references: tuple[str, ...] | None = None
+    reason: str | None = None
+    committed_at: str
+    extensions: Extensions | None = None

@@ -1,0 +1,118 @@
+"""The Command and Event kind vocabularies of sections 15.1 and 15.2, as data.
+
+Owns the core Command kinds and core Event kinds (each a :class:`StrEnum` whose values are the
+wire strings, in the order the specification lists them), the Organization-scoped bootstrap
+kinds, the kinds whose authority is the Coordinator lease, and the extension-kind pattern. The
+Command and Event schemas enumerate exactly these lists. It must not decide whether a kind is
+allowed for an actor (the handlers do) or perform I/O.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+
+class CommandKind(StrEnum):
+    """Core Command kinds (section 15.1)."""
+
+    MISSION_CREATE = "mission.create"
+    MISSION_ASSIGN_COORDINATOR = "mission.assign_coordinator"
+    MISSION_RENEW_COORDINATOR = "mission.renew_coordinator"
+    MISSION_SUBMIT_FOR_APPROVAL = "mission.submit_for_approval"
+    MISSION_APPROVE = "mission.approve"
+    MISSION_REQUEST_CHANGES = "mission.request_changes"
+    MISSION_CANCEL = "mission.cancel"
+    MISSION_TERMINATE = "mission.terminate"
+    MISSION_CREATE_CHILD = "mission.create_child"
+    MISSION_CREATE_FOLLOW_UP = "mission.create_follow_up"
+    MEMBERSHIP_CHANGE = "membership.change"
+    MEMBERSHIP_END = "membership.end"
+    MEMBERSHIP_GRANT_DELEGATION = "membership.grant_delegation"
+    MESSAGE_POST = "message.post"
+    MESSAGE_CORRECT = "message.correct"
+    MESSAGE_RETRACT = "message.retract"
+    MESSAGE_REDACT = "message.redact"
+    WORK_PROPOSE = "work.propose"
+    WORK_AUTHORIZE = "work.authorize"
+    WORK_OFFER = "work.offer"
+    WORK_ACCEPT_OFFER = "work.accept_offer"
+    WORK_START = "work.start"
+    WORK_CHECKPOINT = "work.checkpoint"
+    WORK_BLOCK = "work.block"
+    WORK_UNBLOCK = "work.unblock"
+    WORK_SUBMIT = "work.submit"
+    WORK_ACCEPT_RESULT = "work.accept_result"
+    WORK_FAIL = "work.fail"
+    WORK_CANCEL = "work.cancel"
+    ARTIFACT_PUBLISH = "artifact.publish"
+    APPROVAL_GRANT_EXECUTION = "approval.grant_execution"
+    POLICY_GRANT_COOPERATION_OVERRIDE = "policy.grant_cooperation_override"
+
+
+class EventKind(StrEnum):
+    """Core Event kinds (section 15.2): the past-tense facts."""
+
+    MISSION_CREATED = "mission.created"
+    MISSION_COORDINATOR_ASSIGNED = "mission.coordinator.assigned"
+    MISSION_COORDINATOR_RENEWED = "mission.coordinator.renewed"
+    MISSION_SUBMITTED_FOR_APPROVAL = "mission.submitted_for_approval"
+    MISSION_APPROVED = "mission.approved"
+    MISSION_CHANGES_REQUESTED = "mission.changes_requested"
+    MISSION_CANCELLED = "mission.cancelled"
+    MISSION_TERMINATED = "mission.terminated"
+    MISSION_CHILD_CREATED = "mission.child.created"
+    MISSION_FOLLOW_UP_CREATED = "mission.follow_up.created"
+    MEMBERSHIP_CHANGED = "membership.changed"
+    MEMBERSHIP_ENDED = "membership.ended"
+    MEMBERSHIP_DELEGATION_GRANTED = "membership.delegation.granted"
+    MESSAGE_POSTED = "message.posted"
+    MESSAGE_CORRECTED = "message.corrected"
+    MESSAGE_RETRACTED = "message.retracted"
+    MESSAGE_REDACTED = "message.redacted"
+    WORK_PROPOSED = "work.proposed"
+    WORK_AUTHORIZED = "work.authorized"
+    WORK_OFFER_CREATED = "work.offer.created"
+    WORK_OFFER_ACCEPTED = "work.offer.accepted"
+    WORK_CONTRACT_REVISED = "work.contract.revised"
+    WORK_STARTED = "work.started"
+    WORK_PROGRESSED = "work.progressed"
+    WORK_CHECKPOINTED = "work.checkpointed"
+    WORK_BLOCKED = "work.blocked"
+    WORK_UNBLOCKED = "work.unblocked"
+    WORK_SUBMITTED = "work.submitted"
+    WORK_RESULT_ACCEPTED = "work.result.accepted"
+    WORK_FAILED = "work.failed"
+    WORK_CANCELLED = "work.cancelled"
+    ARTIFACT_PUBLISHED = "artifact.published"
+    APPROVAL_EXECUTION_GRANTED = "approval.execution.granted"
+    POLICY_COOPERATION_OVERRIDE_GRANTED = "policy.cooperation_override.granted"
+    GROUP_SNAPSHOT_CREATED = "group.snapshot.created"
+    GROUP_ARCHIVED = "group.archived"
+
+
+#: Organization-owned bootstrap Commands: no Group ID and no role or session epochs.
+AGENT_CARD_REGISTER: Final = "ext.missionweaveprotocol.registry.agent_card_register"
+SESSION_OPEN: Final = "ext.missionweaveprotocol.identity.session_open"
+ORGANIZATION_SCOPED_COMMAND_KINDS: Final = (AGENT_CARD_REGISTER, SESSION_OPEN)
+
+#: Organization-scoped facts: no Group ID, Group sequence or aggregate revision.
+AGENT_CARD_REGISTERED: Final = "ext.missionweaveprotocol.registry.agent_card_registered"
+SESSION_OPENED: Final = "ext.missionweaveprotocol.identity.session_opened"
+ORGANIZATION_SCOPED_EVENT_KINDS: Final = (AGENT_CARD_REGISTERED, SESSION_OPENED)
+
+#: Commands whose authority is the current Coordinator lease: an Agent actor and a
+#: ``coordinatorEpoch`` are required (an Agent-issued ``mission.terminate`` also needs one).
+COORDINATOR_ONLY_KINDS: Final = (
+    CommandKind.MISSION_RENEW_COORDINATOR,
+    CommandKind.MISSION_SUBMIT_FOR_APPROVAL,
+    CommandKind.MISSION_CREATE_CHILD,
+    CommandKind.MEMBERSHIP_GRANT_DELEGATION,
+    CommandKind.WORK_ACCEPT_RESULT,
+)
+
+#: Commands a human issues before the Group's Membership exists (no Membership Epoch).
+GROUP_CREATING_KINDS: Final = (CommandKind.MISSION_CREATE, CommandKind.MISSION_CREATE_FOLLOW_UP)
+
+#: An extension Command or Event kind: ``ext.`` then at least three dotted segments.
+EXTENSION_KIND_PATTERN: Final = "^ext\\.[a-z0-9][a-z0-9_-]*(?:\\.[a-z0-9][a-z0-9_-]*){2,}$"

@@ -1,0 +1,135 @@
+"""``lease.schema.json``: fenced Coordinator, ownership, Execution and blocked leases (11.3).
+
+Owns the Lease shape (which epochs and timestamps each lease type carries, renewal bookkeeping,
+and the closure fields that only a closed lease has) and the typed :class:`Lease`. Expiry,
+renewal and fencing *decisions* are made elsewhere from these values; this module must not read
+a clock or perform I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import ClassVar, Final
+
+from .common import ID, POSITIVE_INTEGER, SAFE_INTEGER, TIMESTAMP
+from .shapes import Const, Enum, Forbids, Has, If, Minimum, Obj, Shape, Str, Where
+from .wire import WireObject
+
+__all__ = ["LEASE", "Lease", "LeaseState", "LeaseType"]
+
+
+class LeaseType(StrEnum):
+    """What a lease fences."""
+
+    COORDINATOR = "coordinator"
+    OWNERSHIP = "ownership"
+    EXECUTION = "execution"
+    BLOCKED = "blocked"
+
+
+class LeaseState(StrEnum):
+    """A lease is active until it expires, is revoked, or is released."""
+
+    ACTIVE = "active"
+    EXPIRED = "expired"
+    REVOKED = "revoked"
+    RELEASED = "released"
+
+
+LEASE: Final = Obj(
+    {
+        "leaseId": ID,
+        "leaseType": Enum.of(LeaseType),
+        "missionId": ID,
+        "groupId": ID,
+        "holderAgentId": ID,
+        "sessionEpoch": POSITIVE_INTEGER,
+        "issuedAt": TIMESTAMP,
+        "startsAt": TIMESTAMP,
+        "expiresAt": TIMESTAMP,
+        "state": Enum.of(LeaseState),
+        "renewalCount": SAFE_INTEGER,
+    },
+    {
+        "workItemId": ID,
+        "coordinatorEpoch": POSITIVE_INTEGER,
+        "ownershipEpoch": POSITIVE_INTEGER,
+        "startBy": TIMESTAMP,
+        "graceExpiresAt": TIMESTAMP,
+        "lastRenewedAt": TIMESTAMP,
+        "closedAt": TIMESTAMP,
+        "closureReason": Str(
+            pattern="\\S", max_len=512, hint="a reason with at least one non-space character"
+        ),
+    },
+    rules=[
+        If(
+            Has(leaseType=Const(LeaseType.COORDINATOR)),
+            then=Where(required=["coordinatorEpoch"]),
+            then_why="a Coordinator lease carries the Coordinator Epoch",
+        ),
+        If(
+            Has(leaseType=Enum(LeaseType.OWNERSHIP, LeaseType.EXECUTION, LeaseType.BLOCKED)),
+            then=Where(required=["workItemId", "ownershipEpoch"]),
+            then_why="a WorkItem lease names its WorkItem and Ownership Epoch",
+        ),
+        If(
+            Has(leaseType=Const(LeaseType.OWNERSHIP)),
+            then=Where(required=["startBy"]),
+            then_why="an ownership lease says by when execution must start",
+        ),
+        If(
+            Has(leaseType=Const(LeaseType.EXECUTION)),
+            # ``capabilityTokenId`` is also named by the official schema; it is not a member
+            # of the Lease at all, so it is refused as unknown anyway.
+            then=Forbids("coordinatorEpoch", "startBy", "graceExpiresAt", "capabilityTokenId"),
+            then_why="an Execution Lease carries none of the other lease types' fields",
+        ),
+        If(
+            Has(renewalCount=Minimum(1)),
+            then=Where(required=["lastRenewedAt"]),
+            then_why="a renewed lease records its last renewal",
+        ),
+        If(
+            Has(renewalCount=Const(0)),
+            then=Forbids("lastRenewedAt"),
+            then_why="a lease never renewed has no renewal time",
+        ),
+        If(
+            Has(state=Const(LeaseState.ACTIVE)),
+            then=Forbids("closedAt", "closureReason"),
+            then_why="an active lease is not closed",
+            otherwise=Where(required=["closedAt", "closureReason"]),
+            else_why="a lease that is no longer active records when and why it closed",
+        ),
+    ],
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lease(WireObject):
+    """A fenced lease held by one Agent session (section 11.3)."""
+
+    __shape__: ClassVar[Shape] = LEASE
+    __what__: ClassVar[str] = "lease"
+
+    lease_id: str
+    lease_type: LeaseType
+    mission_id: str
+    group_id: str
+    work_item_id: str | None = None
+    holder_agent_id: str
+    session_epoch: int
+    coordinator_epoch: int | None = None
+    ownership_epoch: int | None = None
+    start_by: str | None = None
+    issued_at: str
+    starts_at: str
+    expires_at: str
+    grace_expires_at: str | None = None
+    state: LeaseState
+    renewal_count: int
+    last_renewed_at: str | None = None
+    closed_at: str | None = None
+    closure_reason: str | None = None

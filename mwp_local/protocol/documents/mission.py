@@ -1,0 +1,386 @@
+"""``mission.schema.json``, ``group.schema.json`` and ``membership.schema.json`` (sections 7, 8).
+
+Owns the shapes and typed values of a Mission (objective, definition of done, owner, Coordinator
+lease reference, state, budget, approval policy, parent link), its Group (active or archived with
+a signed snapshot), and a Group Membership (role, state, epoch, scopes, delegation grants). The
+state *vocabularies* live here; the lifecycle tables that move between them do not. It must not
+perform I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import ClassVar, Final
+
+from .common import (
+    ACCEPTANCE_CRITERION,
+    ACTOR,
+    AGENT_ACTOR,
+    BUDGET,
+    CAPABILITY_REF,
+    EXTENSIONS,
+    HUMAN_ACTOR,
+    ID,
+    POSITIVE_INTEGER,
+    SAFE_INTEGER,
+    SEMVER,
+    TIMESTAMP,
+    AcceptanceCriterion,
+    Actor,
+    Budget,
+    CapabilityRef,
+    Extensions,
+    text,
+)
+from .shapes import AllOf, Arr, Bool, Const, Enum, Forbids, Has, If, Not, Obj, Shape, Str, Where
+from .wire import WireObject
+
+__all__ = [
+    "GROUP",
+    "MEMBERSHIP",
+    "MISSION",
+    "ApprovalPolicy",
+    "CoordinatorRef",
+    "DelegationGrant",
+    "Group",
+    "GroupState",
+    "Membership",
+    "MembershipRole",
+    "MembershipState",
+    "Mission",
+    "MissionParent",
+    "MissionState",
+    "PinnedProfile",
+]
+
+
+class MissionState(StrEnum):
+    """Mission states (section 7)."""
+
+    ACTIVE = "active"
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class GroupState(StrEnum):
+    """A Group is active until archived with a signed snapshot (section 7.4)."""
+
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+class MembershipRole(StrEnum):
+    """Roles a member holds in a Group (section 8)."""
+
+    MISSION_OWNER = "mission_owner"
+    COORDINATOR = "coordinator"
+    WORKER = "worker"
+    REVIEWER = "reviewer"
+    OBSERVER = "observer"
+    WORK_DELEGATE = "work_delegate"
+
+
+class MembershipState(StrEnum):
+    """Membership lifecycle: provisional (with a Context Package), active, ended."""
+
+    PROVISIONAL = "provisional"
+    ACTIVE = "active"
+    ENDED = "ended"
+
+
+# --------------------------------------------------------------------------- Mission
+
+COORDINATOR_REF: Final = Obj(
+    {
+        "agentId": ID,
+        "agentCardVersion": POSITIVE_INTEGER,
+        "coordinatorEpoch": POSITIVE_INTEGER,
+        "leaseId": ID,
+    }
+)
+APPROVAL_POLICY: Final = Obj(
+    {"finalHumanApproval": Bool(), "highRiskExecutionApproval": Bool()},
+    {"policyVersion": SEMVER},
+)
+MISSION_PARENT: Final = Obj({"missionId": ID, "workItemId": ID, "depth": POSITIVE_INTEGER})
+PINNED_PROFILE: Final = Obj({"profileUri": ID, "majorVersion": SAFE_INTEGER})
+
+MISSION: Final = Obj(
+    {
+        "missionId": ID,
+        "groupId": ID,
+        "revision": SAFE_INTEGER,
+        "objective": text(1, 10000),
+        "definitionOfDone": Arr(ACCEPTANCE_CRITERION, min_items=1),
+        "missionOwner": ACTOR,
+        "coordinator": COORDINATOR_REF,
+        "state": Enum.of(MissionState),
+        "budget": BUDGET,
+        "deadline": TIMESTAMP,
+        "approvalPolicy": APPROVAL_POLICY,
+        "createdAt": TIMESTAMP,
+    },
+    {
+        "parent": MISSION_PARENT,
+        "followUpToMissionId": ID,
+        "pinnedProfiles": Arr(PINNED_PROFILE, unique=True),
+        "extensions": EXTENSIONS,
+    },
+    rules=[
+        If(
+            Not(Where(required=["parent"]), message="has a parent"),
+            then=Where(
+                {
+                    "missionOwner": HUMAN_ACTOR,
+                    "approvalPolicy": Where({"finalHumanApproval": Const(True)}),
+                }
+            ),
+            then_why="a root Mission is owned by a human and ends with final human Approval",
+            otherwise=Where({"missionOwner": AGENT_ACTOR}),
+            else_why="a child Mission is owned by the Parent Coordinator Agent",
+        )
+    ],
+)
+
+# --------------------------------------------------------------------------- Group
+
+GROUP: Final = Obj(
+    {
+        "groupId": ID,
+        "missionId": ID,
+        "state": Enum.of(GroupState),
+        "mainConversationId": ID,
+        "createdAt": TIMESTAMP,
+    },
+    {"archivedAt": TIMESTAMP, "archiveSnapshotId": ID, "extensions": EXTENSIONS},
+    rules=[
+        If(
+            Has(state=Const(GroupState.ARCHIVED)),
+            then=Where(required=["archivedAt", "archiveSnapshotId"]),
+            then_why="an archived Group names its archival time and signed snapshot",
+        ),
+        If(
+            Has(state=Const(GroupState.ACTIVE)),
+            then=Forbids("archivedAt", "archiveSnapshotId"),
+            then_why="an active Group is not archived",
+        ),
+    ],
+)
+
+# --------------------------------------------------------------------------- Membership
+
+_ALL_LIMITS: Final = (
+    "currency",
+    "financialLimit",
+    "modelTokenLimit",
+    "toolCallLimit",
+    "computeSecondsLimit",
+    "wallClockSecondsLimit",
+    "externalSideEffectLimit",
+)
+DELEGATION_GRANT: Final = Obj(
+    {
+        "grantId": ID,
+        "granteeAgentId": ID,
+        "missionId": ID,
+        "groupId": ID,
+        "targetWorkItemId": ID,
+        "allowedCapabilities": Arr(CAPABILITY_REF, min_items=1, unique=True),
+        "budget": AllOf(
+            BUDGET,
+            Where(required=_ALL_LIMITS, why="a delegation grant states every budget limit"),
+        ),
+        "maxDescendantDepth": SAFE_INTEGER,
+        "granteeMembershipEpoch": POSITIVE_INTEGER,
+        "coordinatorEpoch": POSITIVE_INTEGER,
+        "grantedBy": AGENT_ACTOR,
+        "grantedAt": TIMESTAMP,
+        "expiresAt": TIMESTAMP,
+    }
+)
+MEMBERSHIP: Final = Obj(
+    {
+        "membershipId": ID,
+        "missionId": ID,
+        "groupId": ID,
+        "member": ACTOR,
+        "role": Enum.of(MembershipRole),
+        "state": Enum.of(MembershipState),
+        "membershipEpoch": POSITIVE_INTEGER,
+        "scopes": Arr(
+            Str(pattern="^[a-z][a-z0-9._:-]*$", max_len=160, hint="a lower-case scope name"),
+            min_items=1,
+            unique=True,
+        ),
+        "visibilityStartSequence": SAFE_INTEGER,
+        "grantedAt": TIMESTAMP,
+    },
+    {
+        "delegationGrants": Arr(DELEGATION_GRANT, unique=True),
+        "contextPackageId": ID,
+        "provisionalExpiresAt": TIMESTAMP,
+        "activatedAt": TIMESTAMP,
+        "endedAt": TIMESTAMP,
+        "extensions": EXTENSIONS,
+    },
+    rules=[
+        If(
+            Has(state=Const(MembershipState.PROVISIONAL)),
+            then=Where(required=["provisionalExpiresAt", "contextPackageId"]),
+            then_why="a provisional Membership expires and comes with its Context Package",
+        ),
+        If(
+            Has(state=Const(MembershipState.ACTIVE)),
+            then=Where(required=["activatedAt"]),
+            then_why="an active Membership records when it was activated",
+        ),
+        If(
+            Has(state=Const(MembershipState.ENDED)),
+            then=Where(required=["endedAt"]),
+            then_why="an ended Membership records when it ended",
+        ),
+    ],
+)
+
+
+# --------------------------------------------------------------------------- typed values
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoordinatorRef(WireObject):
+    """The Mission's Coordinator: Agent, card version, Coordinator Epoch and lease."""
+
+    __shape__: ClassVar[Shape] = COORDINATOR_REF
+    __what__: ClassVar[str] = "coordinator"
+
+    agent_id: str
+    agent_card_version: int
+    coordinator_epoch: int
+    lease_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalPolicy(WireObject):
+    """Which Approvals a Mission needs."""
+
+    __shape__: ClassVar[Shape] = APPROVAL_POLICY
+    __what__: ClassVar[str] = "approval policy"
+
+    final_human_approval: bool
+    high_risk_execution_approval: bool
+    policy_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MissionParent(WireObject):
+    """A child Mission's link to the parent Mission and WorkItem, and its depth."""
+
+    __shape__: ClassVar[Shape] = MISSION_PARENT
+    __what__: ClassVar[str] = "parent"
+
+    mission_id: str
+    work_item_id: str
+    depth: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PinnedProfile(WireObject):
+    """An Extension Profile pinned by major version for the Mission's lifetime."""
+
+    __shape__: ClassVar[Shape] = PINNED_PROFILE
+    __what__: ClassVar[str] = "pinned profile"
+
+    profile_uri: str
+    major_version: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mission(WireObject):
+    """A Mission: an objective with a definition of done, owned and coordinated (section 7)."""
+
+    __shape__: ClassVar[Shape] = MISSION
+    __what__: ClassVar[str] = "mission"
+
+    mission_id: str
+    group_id: str
+    revision: int
+    objective: str
+    definition_of_done: tuple[AcceptanceCriterion, ...]
+    mission_owner: Actor
+    coordinator: CoordinatorRef
+    state: MissionState
+    budget: Budget
+    deadline: str
+    approval_policy: ApprovalPolicy
+    parent: MissionParent | None = None
+    follow_up_to_mission_id: str | None = None
+    pinned_profiles: tuple[PinnedProfile, ...] | None = None
+    created_at: str
+    extensions: Extensions | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Group(WireObject):
+    """The Mission Group: the unit of ordering, membership and archival (section 7)."""
+
+    __shape__: ClassVar[Shape] = GROUP
+    __what__: ClassVar[str] = "group"
+
+    group_id: str
+    mission_id: str
+    state: GroupState
+    main_conversation_id: str
+    created_at: str
+    archived_at: str | None = None
+    archive_snapshot_id: str | None = None
+    extensions: Extensions | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DelegationGrant(WireObject):
+    """Delegated work authority for one target WorkItem (section 9.1)."""
+
+    __shape__: ClassVar[Shape] = DELEGATION_GRANT
+    __what__: ClassVar[str] = "delegation grant"
+
+    grant_id: str
+    grantee_agent_id: str
+    mission_id: str
+    group_id: str
+    target_work_item_id: str
+    allowed_capabilities: tuple[CapabilityRef, ...]
+    budget: Budget
+    max_descendant_depth: int
+    grantee_membership_epoch: int
+    coordinator_epoch: int
+    granted_by: Actor
+    granted_at: str
+    expires_at: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Membership(WireObject):
+    """A member's role, state, epoch and scopes in one Group (section 8)."""
+
+    __shape__: ClassVar[Shape] = MEMBERSHIP
+    __what__: ClassVar[str] = "membership"
+
+    membership_id: str
+    mission_id: str
+    group_id: str
+    member: Actor
+    role: MembershipRole
+    state: MembershipState
+    membership_epoch: int
+    scopes: tuple[str, ...]
+    delegation_grants: tuple[DelegationGrant, ...] | None = None
+    visibility_start_sequence: int
+    context_package_id: str | None = None
+    provisional_expires_at: str | None = None
+    granted_at: str
+    activated_at: str | None = None
+    ended_at: str | None = None
+    extensions: Extensions | None = None
