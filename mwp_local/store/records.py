@@ -1,0 +1,253 @@
+"""What the Group Authority hands to a log store: records of events, receipts, rejections and
+projection rows, and the declared shape of every projection table.
+
+This module is the contract between the pure Authority (which produces these records) and the
+storage adapters (DuckDB, in-memory) that persist them. It holds data definitions only: no SQL,
+no I/O. Every record is immutable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EventRecord:
+    """One accepted, signed Event and the typed columns queried often.
+
+    ``document`` is the exact signed Event as RFC 8785 canonical JSON text; every other field is
+    derived from it (kept typed so that SQL never has to parse JSON for common questions).
+    Organization-scoped Events (Agent Card registration, Session opening) have no ``group_id``,
+    ``sequence`` or ``aggregate_revision``.
+    """
+
+    event_id: str
+    group_id: str | None
+    sequence: int | None
+    aggregate_revision: int | None
+    kind: str
+    occurred_at: str
+    occurred_at_us: int
+    actor_type: str
+    actor_id: str
+    cause_type: str
+    cause_id: str
+    correlation_id: str
+    work_item_id: str | None
+    mission_id: str | None
+    payload_json: str
+    document: str
+    #: For Events that move a WorkItem between states of §10.2: the states before and after.
+    from_state: str | None = None
+    to_state: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReceiptRecord:
+    """The receipt of an accepted Command: what it was and which Events it produced.
+
+    Idempotent retries are answered from this record (same ``(actor_id, action_id)`` and the same
+    ``command_hash``) without appending anything.
+    """
+
+    actor_id: str
+    action_id: str
+    command_hash: str
+    command_document: str
+    kind: str
+    group_id: str | None
+    accepted_at: str
+    event_ids: tuple[str, ...]
+    receipt_json: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RejectionRecord:
+    """A refused Command: kept apart from the Event log so a learner can ask why it was refused.
+
+    ``command_text`` is the Command exactly as received (decoded leniently for display when it
+    is not valid UTF-8); ``code`` is the section-19 code.
+    """
+
+    received_at: str
+    actor_id: str | None
+    action_id: str | None
+    kind: str | None
+    group_id: str | None
+    work_item_id: str | None
+    code: str
+    explanation: str
+    rule: str | None
+    stage: str | None
+    reason: str | None
+    details_json: str
+    command_text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProjectionTable:
+    """The declared shape of one projection table: ordered ``(name, SQL type)`` columns and key."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    key: tuple[str, ...]
+    description: str = ""
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """The column names in order."""
+        return tuple(name for name, _ in self.columns)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProjectionDelta:
+    """Rows to upsert (whole rows, by key) and keys to delete, per projection table."""
+
+    upserts: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    deletes: Mapping[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        """Whether the delta changes nothing."""
+        return not any(self.upserts.values()) and not any(self.deletes.values())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Batch:
+    """Everything one store transaction commits: all of it, or none of it."""
+
+    events: tuple[EventRecord, ...] = ()
+    receipts: tuple[ReceiptRecord, ...] = ()
+    rejections: tuple[RejectionRecord, ...] = ()
+    projections: ProjectionDelta = field(default_factory=ProjectionDelta)
+
+
+def _table(name: str, description: str, key: tuple[str, ...], *columns: str) -> ProjectionTable:
+    parsed = tuple((c.split(" ", 1)[0], c.split(" ", 1)[1]) for c in columns)
+    return ProjectionTable(name=name, columns=parsed, key=key, description=description)
+
+
+#: The projection tables, rebuilt from the log by replay. Views with friendlier names sit on top.
+PROJECTIONS: tuple[ProjectionTable, ...] = (
+    _table(
+        "proj_missions",
+        "current state of each Mission (§7.1)",
+        ("mission_id",),
+        "mission_id VARCHAR",
+        "group_id VARCHAR",
+        "state VARCHAR",
+        "revision BIGINT",
+        "objective VARCHAR",
+        "owner_type VARCHAR",
+        "owner_id VARCHAR",
+        "coordinator_agent_id VARCHAR",
+        "coordinator_epoch BIGINT",
+        "parent_mission_id VARCHAR",
+        "parent_work_item_id VARCHAR",
+        "deadline VARCHAR",
+        "last_sequence BIGINT",
+    ),
+    _table(
+        "proj_work_items",
+        "current state of each WorkItem (§10.2), with its WorkItem document",
+        ("work_item_id",),
+        "work_item_id VARCHAR",
+        "mission_id VARCHAR",
+        "group_id VARCHAR",
+        "state VARCHAR",
+        "revision BIGINT",
+        "contract_version BIGINT",
+        "exclusive BOOLEAN",
+        "owner_agent_id VARCHAR",
+        "ownership_epoch BIGINT",
+        "execution_lease_id VARCHAR",
+        "urgency VARCHAR",
+        "deadline VARCHAR",
+        "attempts BIGINT",
+        "last_sequence BIGINT",
+        "document VARCHAR",
+    ),
+    _table(
+        "proj_offers",
+        "every offer made, with its status",
+        ("offer_id",),
+        "offer_id VARCHAR",
+        "work_item_id VARCHAR",
+        "group_id VARCHAR",
+        "agent_id VARCHAR",
+        "contract_version BIGINT",
+        "status VARCHAR",
+        "expires_at VARCHAR",
+        "decline_reason VARCHAR",
+        "last_sequence BIGINT",
+    ),
+    _table(
+        "proj_leases",
+        "Coordinator, ownership, execution and blocked leases (§7.2, §11.3)",
+        ("lease_id",),
+        "lease_id VARCHAR",
+        "lease_type VARCHAR",
+        "group_id VARCHAR",
+        "mission_id VARCHAR",
+        "work_item_id VARCHAR",
+        "holder_agent_id VARCHAR",
+        "session_epoch BIGINT",
+        "ownership_epoch BIGINT",
+        "coordinator_epoch BIGINT",
+        "state VARCHAR",
+        "issued_at VARCHAR",
+        "expires_at VARCHAR",
+        "renewal_count BIGINT",
+        "closed_at VARCHAR",
+        "closure_reason VARCHAR",
+        "document VARCHAR",
+    ),
+    _table(
+        "proj_budgets",
+        "six-dimensional budget ledger per Mission and WorkItem (§12)",
+        ("scope_type", "scope_id", "dimension"),
+        "scope_type VARCHAR",
+        "scope_id VARCHAR",
+        "dimension VARCHAR",
+        "limit_value DOUBLE",
+        "used_value DOUBLE",
+        "remaining_value DOUBLE",
+    ),
+    _table(
+        "proj_memberships",
+        "Group Memberships and their epochs (§8)",
+        ("group_id", "principal_id"),
+        "group_id VARCHAR",
+        "principal_id VARCHAR",
+        "principal_type VARCHAR",
+        "role VARCHAR",
+        "epoch BIGINT",
+        "state VARCHAR",
+    ),
+    _table(
+        "proj_agents",
+        "registered Agents, their Agent Card version and current Session Epoch (§6)",
+        ("agent_id",),
+        "agent_id VARCHAR",
+        "agent_card_version BIGINT",
+        "session_epoch BIGINT",
+        "max_concurrency BIGINT",
+        "capabilities VARCHAR",
+    ),
+    _table(
+        "proj_signing_keys",
+        "signing-key bindings of the Registry with their effective validity (§6.4)",
+        ("key_id",),
+        "key_id VARCHAR",
+        "principal_type VARCHAR",
+        "principal_id VARCHAR",
+        "algorithm VARCHAR",
+        "public_key VARCHAR",
+        "valid_from VARCHAR",
+        "valid_until VARCHAR",
+        "revoked_at VARCHAR",
+    ),
+)
+
+PROJECTION_BY_NAME: Mapping[str, ProjectionTable] = {t.name: t for t in PROJECTIONS}
