@@ -19,6 +19,7 @@ venv: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/mwp-local conformance --root $(PROTOCOL)
+	$(BIN)/python sample_missions/walkthrough.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check mwp_local tests

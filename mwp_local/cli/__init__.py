@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -18,6 +19,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "conformance",
         "run the official structural, cryptography and admission bundles",
     ),
+    "init": ("init", "create a sandbox directory with its Organization and keys"),
+    "sign": ("sign", "sign an unsigned Command as a sandbox Principal"),
+    "submit": ("submit", "apply signed Commands; print receipts or rejections"),
+    "sql": ("sql", "query the log's SQL views"),
+    "verify-log": ("verify_log", "re-verify the whole log and its projections"),
+    "export": ("export", "export the log as Hive-partitioned Parquet or JSON lines"),
+    "import": ("import_", "ingest signed Events (JSON lines), verified and audited"),
+    "registry": ("registry", "print the signing-key Registry"),
 }
 
 
@@ -38,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``mwp-local``; returns the process exit code."""
+    if hasattr(signal, "SIGPIPE"):  # `mwp-local … | head` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = build_parser().parse_args(argv)
     code: int = args._run(args)
     return code

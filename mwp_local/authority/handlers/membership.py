@@ -1,0 +1,102 @@
+"""Membership Commands (§8, §9.1): just-in-time Memberships, ending them, Delegation Grants.
+
+A changed Membership gets a new epoch, which fences Commands carrying the old one
+(``MEMBERSHIP_STALE``). Membership change is always compare-and-set on the epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from ...protocol.errors import ErrorCode, ProtocolError
+from ..command import CommandView, Draft
+from ..context import Context, forbidden, invalid, payload_field
+from ..registry import command
+from .mission import _membership_document
+
+_ROLES = {"mission_owner", "coordinator", "worker", "reviewer", "observer", "work_delegate"}
+
+
+def _may_manage(ctx: Context, cmd: CommandView) -> None:
+    mission = ctx.mission_of(cmd.group_id)
+    is_coordinator = cmd.actor_type == "agent" and cmd.actor_id == mission.coordinator_agent_id
+    if not (is_coordinator or cmd.actor_id == mission.owner_id or cmd.actor_type == "service"):
+        raise forbidden("Only the Coordinator or the MissionOwner manages Memberships (§8).")
+
+
+@command("membership.change", actors=("agent", "human", "service"))
+def change(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """Grant or change a Membership; the new Membership has the next epoch."""
+    _may_manage(ctx, cmd)
+    mission = ctx.mission_of(cmd.group_id)
+    member = payload_field(cmd, "member", dict)
+    role = payload_field(cmd, "role")
+    state = cmd.payload.get("state", "provisional")
+    if role not in _ROLES or state not in ("provisional", "active"):
+        raise invalid(f"Unknown role {role!r} or state {state!r}.")
+    if role in ("mission_owner", "coordinator"):
+        raise invalid(f"The {role} Membership follows the Mission, not membership.change.")
+    if member.get("type") == "agent" and member.get("id") not in ctx.state.agents:
+        raise invalid(f"Agent {member.get('id')} is not registered.")
+    existing = ctx.state.memberships.get((mission.group_id, member.get("id", "")))
+    expected = cmd.payload.get("expectedMembershipEpoch")
+    current = existing.epoch if existing else 0
+    if expected is not None and expected != current:
+        raise ProtocolError(
+            ErrorCode.REVISION_CONFLICT,
+            f"The change expects Membership Epoch {expected}, but it is {current}.",
+            details={"expectedRevision": expected, "currentRevision": current},
+            rule="§15.3 Membership change is compare-and-set",
+        )
+    if existing and existing.role in ("mission_owner", "coordinator") and existing.state != "ended":
+        raise invalid(f"{member.get('id')} holds the {existing.role} role; it cannot be changed.")
+    group = ctx.group(cmd.group_id)
+    doc = _membership_document(
+        ctx,
+        mission_id=mission.mission_id,
+        group_id=mission.group_id,
+        member={"type": member["type"], "id": member["id"]},
+        role=role,
+        epoch=current + 1,
+        state=state,
+        scopes=cmd.payload.get("scopes"),
+        visibility_start=int(cmd.payload.get("visibilityStartSequence", group.last_sequence + 1)),
+    )
+    if state == "provisional" and "provisionalExpiresAt" in cmd.payload:
+        doc["provisionalExpiresAt"] = cmd.payload["provisionalExpiresAt"]
+    yield Draft(
+        kind="membership.changed",
+        group_id=cmd.group_id,
+        payload={"missionId": mission.mission_id, "membership": doc},
+    )
+
+
+@command("membership.end", actors=("agent", "human", "service"))
+def end(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """End a Membership (no WorkItems or review obligations remain)."""
+    _may_manage(ctx, cmd)
+    mission = ctx.mission_of(cmd.group_id)
+    principal = payload_field(cmd, "principalId")
+    existing = ctx.state.memberships.get((mission.group_id, principal))
+    if existing is None or existing.state == "ended":
+        raise invalid(f"{principal} has no Membership to end in this Group.")
+    if existing.role in ("mission_owner", "coordinator"):
+        raise invalid(f"The {existing.role} Membership cannot be ended this way.")
+    owned = [
+        i.work_item_id
+        for i in ctx.state.work_items.values()
+        if i.group_id == mission.group_id
+        and i.owner
+        and i.owner["agentId"] == principal
+        and str(i.state) in ("queued", "active", "blocked", "submitted")
+    ]
+    if owned:
+        raise invalid(f"{principal} still owns WorkItems: {', '.join(sorted(owned))}.")
+    doc = dict(existing.document)
+    doc.update(state="ended", endedAt=ctx.now.text, membershipEpoch=existing.epoch + 1)
+    yield Draft(
+        kind="membership.ended",
+        group_id=cmd.group_id,
+        payload={"missionId": mission.mission_id, "membership": doc},
+    )

@@ -1,0 +1,122 @@
+"""Conversation Messages (§9): recorded, immutable, and never authority.
+
+A Message is only conversation: it carries ``authority: false`` and changes no structured state
+(a Message saying "deploy now" authorizes nothing). Corrections, retractions and redactions are
+new Messages and Events that reference the original.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from ...protocol.documents import validate
+from ...protocol.errors import ProtocolError
+from ..command import CommandView, Draft
+from ..context import Context, forbidden, invalid, payload_field
+from ..registry import command
+
+_KIND = {
+    "message.posted": "message",
+    "message.corrected": "correction",
+    "message.retracted": "retraction",
+    "message.redacted": "redaction",
+}
+
+
+def _conversation(ctx: Context, cmd: CommandView) -> str:
+    group = ctx.group(cmd.group_id)
+    conversation = (
+        cmd.conversation_id or cmd.payload.get("conversationId") or group.main_conversation_id
+    )
+    if conversation != group.main_conversation_id and not any(
+        i.conversation_id == conversation
+        for i in ctx.state.work_items.values()
+        if i.group_id == group.group_id
+    ):
+        raise invalid(f"Conversation {conversation} does not belong to this Group.")
+    return str(conversation)
+
+
+def _message(
+    ctx: Context, cmd: CommandView, event_kind: str, conversation: str, target: str | None
+) -> dict[str, Any]:
+    mission = ctx.mission_of(cmd.group_id)
+    message: dict[str, Any] = {
+        "messageId": cmd.payload.get("messageId") or ctx.new_id("message"),
+        "missionId": mission.mission_id,
+        "groupId": cmd.group_id,
+        "conversationId": conversation,
+        "author": cmd.actor,
+        "kind": _KIND[event_kind],
+        "authority": False,
+        "content": cmd.payload.get("content") or [{"type": "text", "text": event_kind}],
+        "committedAt": ctx.now.text,
+    }
+    if target is not None:
+        message["targetMessageId"] = target
+    for optional in ("mentions", "references", "reason"):
+        if optional in cmd.payload:
+            message[optional] = cmd.payload[optional]
+    if message["messageId"] in ctx.state.messages:
+        raise invalid(f"Message {message['messageId']} already exists.")
+    try:
+        validate("message", message)
+    except ProtocolError as exc:
+        raise invalid(f"The Message is not valid: {exc.explanation}") from None
+    return message
+
+
+@command("message.post", actors=("agent", "human"))
+def post(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """Post a completed Message to a Conversation of the Group."""
+    payload_field(cmd, "content", list)
+    conversation = _conversation(ctx, cmd)
+    message = _message(ctx, cmd, "message.posted", conversation, None)
+    yield Draft(
+        kind="message.posted",
+        group_id=cmd.group_id,
+        conversation_id=conversation,
+        work_item_id=cmd.payload.get("workItemId"),
+        payload={"missionId": message["missionId"], "message": message},
+    )
+
+
+def _follow_up(ctx: Context, cmd: CommandView, kind: str) -> Generator[Draft, Any, None]:
+    target = payload_field(cmd, "targetMessageId")
+    original = ctx.state.messages.get(target)
+    if original is None or original["groupId"] != cmd.group_id:
+        raise invalid(f"There is no Message {target} in this Group.")
+    mission = ctx.mission_of(cmd.group_id)
+    if kind == "message.redacted":
+        if cmd.actor_id not in (mission.owner_id, mission.coordinator_agent_id):
+            raise forbidden("Only the MissionOwner or Coordinator may redact (§9.1).")
+        payload_field(cmd, "reason")
+    elif original["author"]["id"] != cmd.actor_id:
+        raise forbidden("Only the author may correct or retract its Message.")
+    message = _message(ctx, cmd, kind, original["conversationId"], target)
+    yield Draft(
+        kind=kind,
+        group_id=cmd.group_id,
+        conversation_id=original["conversationId"],
+        payload={"missionId": mission.mission_id, "message": message},
+    )
+
+
+@command("message.correct", actors=("agent", "human"))
+def correct(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """Append a correction of an earlier Message."""
+    payload_field(cmd, "content", list)
+    yield from _follow_up(ctx, cmd, "message.corrected")
+
+
+@command("message.retract", actors=("agent", "human"))
+def retract(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """Append a retraction of an earlier Message."""
+    yield from _follow_up(ctx, cmd, "message.retracted")
+
+
+@command("message.redact", actors=("agent", "human"))
+def redact(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """Append an auditable redaction (with a policy reason)."""
+    yield from _follow_up(ctx, cmd, "message.redacted")

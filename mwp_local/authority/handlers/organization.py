@@ -1,0 +1,114 @@
+"""Organization-scoped bootstrap Commands: Agent Card registration and Session opening (§6).
+
+Opening a replacement Session revokes every active Execution Lease of that Agent and returns
+those WorkItems to ``queued`` before the new runtime may start them again (§11.3, MWP-WRK-014).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from ...protocol.errors import ErrorCode, ProtocolError
+from ...protocol.signing import profile_for, verify_parsed
+from ...protocol.tables import WORK_ITEM_TABLE, WorkItemState, WorkTransition
+from .. import leases
+from ..command import CommandView, Draft, item_draft
+from ..context import Context, invalid, payload_field
+from ..registry import command
+
+AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
+SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
+LEASE_REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
+
+
+@command(
+    "ext.missionweaveprotocol.registry.agent_card_register",
+    scope="organization",
+    actors=("service",),
+)
+def register_agent_card(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """Register (or upgrade) an Organization-signed Agent Card."""
+    card = payload_field(cmd, "agentCard", dict)
+    verified = verify_parsed(profile_for("agent-card"), card, ctx.state.registry)
+    if verified.principal.id not in ctx.identity.control_services:
+        raise ProtocolError(
+            ErrorCode.AUTH_FORBIDDEN,
+            f"{verified.principal.id} is not authorized to issue Agent Cards here.",
+            rule="§6.4 an Agent Card issuer must be authorized for its Organization",
+        )
+    if card["organizationId"] != ctx.identity.organization_id:
+        raise invalid("The Agent Card belongs to another Organization.")
+    known = ctx.state.agents.get(card["agentId"])
+    if known is not None and card["cardVersion"] <= known.card_version:
+        raise invalid(
+            f"Agent Card version {card['cardVersion']} is not newer than the registered "
+            f"version {known.card_version}.",
+        )
+    yield Draft(
+        kind=AGENT_CARD_REGISTERED,
+        group_id=None,
+        payload={
+            "agentId": card["agentId"],
+            "agentCardVersion": card["cardVersion"],
+            "agentCard": card,
+        },
+    )
+
+
+@command(
+    "ext.missionweaveprotocol.identity.session_open", scope="organization", actors=("service",)
+)
+def open_session(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """Issue Session Epoch n+1 to an Agent, fencing its previous runtime."""
+    agent_id = payload_field(cmd, "agentId")
+    agent = ctx.state.agents.get(agent_id)
+    if agent is None:
+        raise invalid(f"Agent {agent_id} has no registered Agent Card.")
+    new_epoch = agent.session_epoch + 1
+    opened = yield Draft(
+        kind=SESSION_OPENED,
+        group_id=None,
+        payload={
+            "agentId": agent_id,
+            "sessionEpoch": new_epoch,
+            "previousSessionEpoch": agent.session_epoch,
+        },
+    )
+    # Revoke the fenced runtime's active Execution Leases, returning its items to the queue.
+    active = sorted(
+        (item for item in ctx.state.work_items.values() if item.execution_lease_id),
+        key=lambda i: (i.group_id, i.work_item_id),
+    )
+    for item in active:
+        lease = ctx.state.leases.get(item.execution_lease_id or "")
+        if lease is None or lease.holder_agent_id != agent_id or not lease.is_active:
+            continue
+        WORK_ITEM_TABLE.lookup(item.state, WorkTransition.SESSION_REPLACED)
+        revoked = leases.close(ctx, lease, "revoked", "session_replaced")
+        # Ownership stays with the Agent; its new runtime gets a bounded ownership lease to start
+        # the item again under a new Execution Lease.
+        ownership = leases.issue(
+            ctx,
+            lease_type="ownership",
+            mission_id=item.mission_id,
+            group_id=item.group_id,
+            holder=agent_id,
+            session_epoch=new_epoch,
+            duration_us=ctx.config.start_by_us,
+            work_item_id=item.work_item_id,
+            ownership_epoch=item.ownership_epoch,
+            start_by_us=ctx.now_us + ctx.config.start_by_us,
+        )
+        yield item_draft(
+            item,
+            LEASE_REVOKED,
+            to=str(WorkItemState.QUEUED),
+            cause=("event", opened["eventId"]),
+            actor={"type": "service", "id": ctx.identity.authority_id},
+            leaseId=lease.lease_id,
+            reason="session_replaced",
+            agentId=agent_id,
+            newSessionEpoch=new_epoch,
+            leases=leases.documents(revoked, ownership),
+        )

@@ -1,0 +1,65 @@
+"""The handler registry: Command kind → how to fence it and which handler decides it.
+
+Handler modules register themselves with ``@command(...)``; the pipeline looks the kind up once.
+There is no if-chain over kinds anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from .context import Handler
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandSpec:
+    """How the pipeline treats one Command kind.
+
+    ``scope``: ``"group"`` (an existing Group), ``"create"`` (creates the Group it names) or
+    ``"organization"`` (no Group). ``actors``: allowed actor types. ``aggregate``: which
+    aggregate ``expectedRevision`` refers to (``"work_item"``, ``"mission"`` or None).
+    ``cas``: compare-and-set is mandatory (§15.3): the Command must carry ``expectedRevision``.
+    ``coordinator``: only the current Coordinator may send it (the Coordinator Epoch is fenced).
+    """
+
+    kind: str
+    handler: Handler
+    scope: str
+    actors: frozenset[str]
+    aggregate: str | None = None
+    cas: bool = False
+    coordinator: bool = False
+
+
+_HANDLERS: dict[str, CommandSpec] = {}
+HANDLERS: Mapping[str, CommandSpec] = MappingProxyType(_HANDLERS)
+
+
+def command(
+    kind: str,
+    *,
+    scope: str = "group",
+    actors: tuple[str, ...] = ("agent",),
+    aggregate: str | None = None,
+    cas: bool = False,
+    coordinator: bool = False,
+) -> Callable[[Handler], Handler]:
+    """Register the decorated generator as the handler of ``kind``."""
+
+    def register(handler: Handler) -> Handler:
+        if kind in _HANDLERS:
+            raise ValueError(f"two handlers for {kind}")
+        _HANDLERS[kind] = CommandSpec(
+            kind=kind,
+            handler=handler,
+            scope=scope,
+            actors=frozenset(actors),
+            aggregate=aggregate,
+            cas=cas,
+            coordinator=coordinator,
+        )
+        return handler
+
+    return register

@@ -1,0 +1,90 @@
+"""Helpers shared by subcommands: the clock, sandbox paths, printing tables and outcomes."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
+
+
+def add_now(parser: argparse.ArgumentParser) -> None:
+    """The ``--now`` option: the instant the sandbox treats as current (default: wall clock)."""
+    parser.add_argument(
+        "--now",
+        help="the current time as an RFC 3339 UTC timestamp (default: the wall clock); "
+        "useful for reproducible runs",
+    )
+
+
+def now_from(args: argparse.Namespace) -> Timestamp:
+    """The current instant: ``--now`` or the wall clock (millisecond precision)."""
+    if getattr(args, "now", None):
+        return parse_timestamp(args.now)
+    micros = int(_dt.datetime.now(_dt.UTC).timestamp() * 1000) * 1000
+    return parse_timestamp(format_utc(micros))
+
+
+def directory(parser: argparse.ArgumentParser) -> None:
+    """The positional sandbox directory."""
+    parser.add_argument("dir", type=Path, metavar="DIR", help="the sandbox directory")
+
+
+def print_outcome(outcome: Any, *, as_json: bool = False) -> None:
+    """Print a receipt or a rejection (code, explanation, rule) for a person."""
+    if outcome.ok:
+        receipt = json.loads(outcome.receipt.receipt_json) if outcome.receipt else {}
+        if as_json:
+            print(
+                json.dumps({"accepted": True, "duplicate": outcome.duplicate, "receipt": receipt})
+            )
+            return
+        tag = "ACCEPTED (idempotent retry: original receipt)" if outcome.duplicate else "ACCEPTED"
+        print(f"{tag} {receipt.get('kind')} {receipt.get('actionId')}")
+        for event in receipt.get("events", []):
+            seq = f"#{event['sequence']}" if event.get("sequence") else "(org)"
+            print(f"  {seq:>6} {event['kind']}  {event['eventId']}")
+        return
+    error = outcome.error
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "accepted": False,
+                    "code": error.code.value,
+                    "explanation": error.explanation,
+                    "rule": error.rule,
+                    "stage": error.stage,
+                }
+            )
+        )
+        return
+    print(f"REJECTED {error.code.value}: {error.explanation}")
+    if error.rule:
+        print(f"  rule: {error.rule}")
+    if error.stage:
+        print(f"  stage: {error.stage} ({error.reason})")
+
+
+def format_table(table: Any, max_rows: int = 200) -> str:
+    """A pyarrow Table as aligned text."""
+    names = list(table.column_names)
+    rows = table.slice(0, max_rows).to_pylist()
+    cells = [[("" if r[n] is None else str(r[n])) for n in names] for r in rows]
+    widths = [min(60, max([len(n)] + [len(c[i]) for c in cells])) for i, n in enumerate(names)]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(v[:60].ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
+
+    out = [line(names), line(["-" * w for w in widths])]
+    out.extend(line(c) for c in cells)
+    more = table.num_rows - len(rows)
+    out.append(
+        f"({table.num_rows} row{'s' if table.num_rows != 1 else ''}"
+        + (f", {more} not shown" if more > 0 else "")
+        + ")"
+    )
+    return "\n".join(out)

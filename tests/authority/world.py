@@ -1,0 +1,331 @@
+"""A small world for Authority tests: an Organization, an Authority, a manual clock, and helpers
+that fill in the epochs a well-behaved client would carry (tests override them to be stale)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
+from mwp_local.authority.pipeline import Outcome
+from mwp_local.organization import Organization
+from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
+
+START = "2026-07-15T00:00:00Z"
+CAP = ("acme.software.python", "2.1.0")
+REVIEW = ("acme.software.review", "1.0.0")
+GROUP = "urn:missionweaveprotocol:group:alpha"
+MISSION = "urn:missionweaveprotocol:mission:alpha"
+
+AGENTS = {
+    "coordinator": {"capabilities": [CAP, REVIEW], "max_concurrency": 4},
+    "worker-a": {"capabilities": [CAP], "max_concurrency": 2},
+    "worker-b": {"capabilities": [CAP], "max_concurrency": 2},
+    "reviewer": {"capabilities": [REVIEW], "max_concurrency": 1},
+}
+
+
+class World:
+    """Authority + Organization + clock, with helpers for tests."""
+
+    def __init__(self, seed: int = 7, config: AuthorityConfig | None = None) -> None:
+        self.org = Organization.create(seed, agents=AGENTS)
+        self.state = AuthorityState(
+            registry=self.org.registry(), organization_id=self.org.organization_id
+        )
+        self.authority = Authority(
+            state=self.state,
+            identity=self.org.identity(),
+            key_pair=self.org.authority.key_pair,
+            config=config or AuthorityConfig(),
+        )
+        self.now_us = parse_timestamp(START).epoch_micros
+        self.events: list[dict[str, Any]] = []
+        self.rejections: list[Rejected] = []
+        self._tick = 0
+
+    # ------------------------------------------------------------------ time
+
+    def now(self) -> Timestamp:
+        return parse_timestamp(format_utc(self.now_us))
+
+    def advance(self, seconds: float) -> None:
+        self.now_us += int(seconds * 1_000_000)
+
+    def at(self, seconds_from_now: float) -> str:
+        return format_utc(self.now_us + int(seconds_from_now * 1_000_000))
+
+    # ------------------------------------------------------------------ commands
+
+    def command(
+        self,
+        who: str,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        group: str | None = GROUP,
+        **over: Any,
+    ) -> bytes:
+        member = self.org.get(who)
+        self._tick += 1
+        fields: dict[str, Any] = {"group_id": group, "issued_at": format_utc(self.now_us)}
+        if member.type == "agent" and group is not None:
+            agent = self.state.agents.get(member.id)
+            fields["session_epoch"] = agent.session_epoch if agent else 1
+        if member.type in ("agent", "human") and group is not None:
+            mem = self.state.memberships.get((group, member.id))
+            if mem is not None:
+                fields["membership_epoch"] = mem.epoch
+        mission = (
+            self.state.missions.get(self.state.groups[group].mission_id)
+            if group in self.state.groups
+            else None
+        )
+        if mission is not None and member.id == mission.coordinator_agent_id:
+            fields["coordinator_epoch"] = mission.coordinator_epoch
+        fields["action_id"] = f"urn:uuid:00000000-0000-4000-8000-{self._tick:012d}"
+        fields.update(over)
+        return self.org.command(member, kind, payload, **fields)
+
+    def send(self, who: str, kind: str, payload: dict[str, Any], **over: Any) -> Outcome:
+        return self.deliver(self.command(who, kind, payload, **over))
+
+    def deliver(self, data: bytes) -> Outcome:
+        outcome = self.authority.handle(data, self.now())
+        if isinstance(outcome, Accepted):
+            self.events.extend(outcome.event_documents)
+        else:
+            self.rejections.append(outcome)
+        return outcome
+
+    def ok(self, who: str, kind: str, payload: dict[str, Any], **over: Any) -> Accepted:
+        outcome = self.send(who, kind, payload, **over)
+        assert isinstance(outcome, Accepted), f"{kind} refused: {outcome.error!r}"
+        return outcome
+
+    def snapshot(self) -> Any:
+        return (
+            copy.deepcopy(self.state.projection_rows()),
+            len(self.events),
+            dict(self.state.receipts),
+            {g: r.last_sequence for g, r in self.state.groups.items()},
+        )
+
+    def refuse(
+        self, code: str, who: str, kind: str, payload: dict[str, Any], **over: Any
+    ) -> Rejected:
+        before = self.snapshot()
+        outcome = self.send(who, kind, payload, **over)
+        assert isinstance(outcome, Rejected), f"{kind} was accepted, expected {code}"
+        assert outcome.error.code.value == code, f"{outcome.error!r}, expected {code}"
+        assert self.snapshot() == before, "a rejected Command changed the state"
+        return outcome
+
+    # ------------------------------------------------------------------ scenario steps
+
+    def bootstrap(self) -> None:
+        for agent in self.org.agents():
+            card = self.org.agent_card(agent, issued_at=START)
+            self.ok(
+                "control-plane",
+                "ext.missionweaveprotocol.registry.agent_card_register",
+                {"agentCard": card},
+                group=None,
+            )
+            self.ok(
+                "control-plane",
+                "ext.missionweaveprotocol.identity.session_open",
+                {"agentId": agent.id},
+                group=None,
+            )
+
+    def create_mission(
+        self, group: str = GROUP, mission: str = MISSION, budget: dict[str, Any] | None = None
+    ) -> Accepted:
+        return self.ok(
+            "mission-owner",
+            "mission.create",
+            {
+                "missionId": mission,
+                "groupId": group,
+                "coordinatorAgentId": self.org.get("coordinator").id,
+                "objective": "Ship a small Python feature",
+                "definitionOfDone": [
+                    {
+                        "criterionId": "done",
+                        "description": "Feature merged",
+                        "evidenceRequired": ["human_review"],
+                    }
+                ],
+                "budget": budget or {"currency": "EUR", "financialLimit": 100, "toolCallLimit": 50},
+                "deadline": "2026-08-01T00:00:00Z",
+            },
+            group=group,
+        )
+
+    def contract(self, **over: Any) -> dict[str, Any]:
+        contract = {
+            "contractVersion": 1,
+            "goal": "Implement the feature",
+            "requiredDeliverables": [
+                {
+                    "deliverableId": "patch",
+                    "description": "The patch",
+                    "mediaType": "text/x-diff",
+                    "schema": "urn:mwp-local:schema:patch",
+                }
+            ],
+            "acceptanceCriteria": [
+                {
+                    "criterionId": "tests-pass",
+                    "description": "Tests pass",
+                    "evidenceRequired": ["deterministic_test"],
+                }
+            ],
+            "inputArtifacts": [],
+            "dependencyWorkItemIds": [],
+            "allowedResources": [],
+            "requiredCapabilities": [{"id": CAP[0], "version": "2.0.0"}],
+            "deadline": "2026-07-20T00:00:00Z",
+            "requestedUrgency": "normal",
+            "businessImpact": "Needed for the release",
+            "retryPolicy": {
+                "maxAttempts": 2,
+                "backoff": "fixed",
+                "maxDelay": "PT1M",
+                "retryableFailures": ["TRANSIENT"],
+            },
+            "budget": {"currency": "EUR", "financialLimit": 10, "toolCallLimit": 5},
+            "sideEffectRisk": "none",
+            "executionApproval": "not_required",
+        }
+        contract.update(over)
+        return contract
+
+    def authorize(self, wid: str, **contract_over: Any) -> Accepted:
+        return self.ok(
+            "coordinator",
+            "work.authorize",
+            {"workItemId": wid, "contract": self.contract(**contract_over)},
+        )
+
+    def basis(self) -> dict[str, Any]:
+        return {
+            "authorizationEligible": True,
+            "availabilityEstimate": self.at(60),
+            "expectedCost": 1.5,
+            "reliabilityEvidence": [],
+            "policyRulesApplied": ["sequential-exclusive-offer"],
+        }
+
+    def offer(self, wid: str, agent: str = "worker-a", seconds: float = 300) -> Accepted:
+        return self.ok(
+            "coordinator",
+            "work.offer",
+            {
+                "workItemId": wid,
+                "agentId": self.org.get(agent).id,
+                "expiresAt": self.at(seconds),
+                "selectionBasis": self.basis(),
+            },
+        )
+
+    def accept(self, wid: str, agent: str = "worker-a") -> Accepted:
+        item = self.state.work_items[wid]
+        return self.ok(
+            agent, "work.accept_offer", {"workItemId": wid}, expected_revision=item.revision
+        )
+
+    def start(self, wid: str, agent: str = "worker-a") -> Accepted:
+        item = self.state.work_items[wid]
+        return self.ok(
+            agent, "work.start", {"workItemId": wid, "ownershipEpoch": item.ownership_epoch}
+        )
+
+    def lease(self, wid: str) -> dict[str, Any]:
+        item = self.state.work_items[wid]
+        return {
+            "workItemId": wid,
+            "ownershipEpoch": item.ownership_epoch,
+            "leaseId": item.execution_lease_id or "urn:mwp-local:lease:none-current",
+        }
+
+    def progress(self) -> dict[str, Any]:
+        return {
+            "currentPhase": "implementing",
+            "completedMilestones": ["design"],
+            "nextCheckpoint": "tests written",
+            "blockers": [],
+            "updatedCompletionEstimate": self.at(3600),
+            "evidenceIds": [],
+        }
+
+    def artifact(
+        self, wid: str, agent: str = "worker-a", content: bytes = b"patch"
+    ) -> dict[str, Any]:
+        import hashlib
+
+        member = self.org.get(agent)
+        manifest = {
+            "artifactId": f"urn:mwp-local:artifact:{hashlib.sha256(content).hexdigest()[:16]}",
+            "contentHash": "sha256:" + hashlib.sha256(content).hexdigest(),
+            "uri": "file:///blobs/x",
+            "sizeBytes": len(content),
+            "mediaType": "text/x-diff",
+            "schemaUri": "urn:mwp-local:schema:patch",
+            "producer": {
+                "agentId": member.id,
+                "agentCardVersion": 1,
+                "capabilities": [{"id": CAP[0], "version": CAP[1]}],
+            },
+            "missionId": MISSION,
+            "groupId": GROUP,
+            "workItemId": wid,
+            "sourceArtifactHashes": [],
+            "toolVersions": [],
+            "modelVersions": [],
+            "classification": "internal",
+            "createdAt": format_utc(self.now_us),
+        }
+        return self.org.sign("artifact", member, manifest)
+
+    def evidence(
+        self,
+        wid: str,
+        artifact_hash: str,
+        agent: str = "worker-a",
+        criteria: list[str] | None = None,
+        kind: str = "deterministic_test",
+    ) -> dict[str, Any]:
+        member = self.org.get(agent)
+        doc = {
+            "evidenceId": f"urn:mwp-local:evidence:{wid.rsplit(':', 1)[-1]}-{agent}-{self._tick}",
+            "missionId": MISSION,
+            "groupId": GROUP,
+            "workItemId": wid,
+            "type": kind,
+            "subject": {"type": "artifact", "id": artifact_hash},
+            "criterionIds": criteria or ["tests-pass"],
+            "method": "pytest",
+            "result": "passed" if kind != "failure_report" else "failed",
+            "artifactHashes": [artifact_hash],
+            "generatedBy": member.actor,
+            "createdAt": format_utc(self.now_us),
+        }
+        self._tick += 1
+        return self.org.sign("evidence", member, doc)
+
+    def run_to_submitted(self, wid: str, agent: str = "worker-a") -> str:
+        self.authorize(wid)
+        self.offer(wid, agent)
+        self.accept(wid, agent)
+        self.start(wid, agent)
+        manifest = self.artifact(wid, agent, content=wid.encode())
+        self.ok(agent, "artifact.publish", {**self.lease(wid), "artifact": manifest})
+        ev = self.evidence(wid, manifest["contentHash"], agent)
+        self.ok(
+            agent,
+            "work.submit",
+            {**self.lease(wid), "artifactHashes": [manifest["contentHash"]], "evidence": [ev]},
+        )
+        return str(manifest["contentHash"])
