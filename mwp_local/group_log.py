@@ -19,7 +19,9 @@ from typing import Any
 from .authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
 from .authority.evolve import evolve
 from .authority.pipeline import Outcome
+from .authority.tokens import AuthorizationService, CapabilityToken
 from .organization import Organization
+from .protocol.ed25519 import derive_seed
 from .protocol.jsontext import parse_strict
 from .protocol.timestamps import Timestamp
 from .store.base import LogStore
@@ -80,6 +82,7 @@ class GroupLog:
             config=config or AuthorityConfig(),
         )
         self._lock = threading.Lock()
+        self.authorization = AuthorizationService(derive_seed(org.seed, "authorization-service"))
 
     @property
     def state(self) -> AuthorityState:
@@ -193,6 +196,26 @@ class GroupLog:
                 raise
             state.commit_batch()
             return len(records)
+
+    def capability_token(
+        self, agent_id: str, lease_id: str, now: Timestamp, operations: list[str] | None = None
+    ) -> CapabilityToken:
+        """A capability token for the holder of a live Execution Lease (never logged)."""
+        with self._lock:
+            return self.authorization.issue(
+                self.state,
+                agent_id=agent_id,
+                lease_id=lease_id,
+                now_us=now.epoch_micros,
+                operations=operations,
+            )
+
+    def check_token(self, token: CapabilityToken, operation: str, now: Timestamp) -> None:
+        """Raise unless ``token`` currently permits ``operation``."""
+        with self._lock:
+            self.authorization.check(
+                self.state, token, now_us=now.epoch_micros, operation=operation
+            )
 
     def rebuild_projections(self) -> None:
         """Drop every projection row and write them again from a replay of the log."""

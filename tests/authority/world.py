@@ -25,6 +25,10 @@ AGENTS = {
 }
 
 
+#: Every World built during the current test (checked by ``conftest``).
+CREATED: list[World] = []
+
+
 class World:
     """Authority + Organization + clock, with helpers for tests."""
 
@@ -43,6 +47,7 @@ class World:
         self.events: list[dict[str, Any]] = []
         self.rejections: list[Rejected] = []
         self._tick = 0
+        CREATED.append(self)
 
     # ------------------------------------------------------------------ time
 

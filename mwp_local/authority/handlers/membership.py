@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from ...protocol.documents import validate
 from ...protocol.errors import ErrorCode, ProtocolError
+from ...protocol.timestamps import parse_timestamp
 from ..command import CommandView, Draft
 from ..context import Context, forbidden, invalid, payload_field
+from ..model import LIMIT_MEMBER
 from ..registry import command
 from .mission import _membership_document
 
@@ -99,4 +102,49 @@ def end(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         kind="membership.ended",
         group_id=cmd.group_id,
         payload={"missionId": mission.mission_id, "membership": doc},
+    )
+
+
+@command("membership.grant_delegation", coordinator=True)
+def grant_delegation(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """The current Coordinator grants scoped work authority to a work_delegate (§9.1)."""
+    mission = ctx.mission_of(cmd.group_id)
+    grantee = payload_field(cmd, "granteeAgentId")
+    membership = ctx.state.memberships.get((mission.group_id, grantee))
+    if membership is None or membership.role != "work_delegate" or membership.state != "active":
+        raise invalid(f"{grantee} needs an active work_delegate Membership to receive a Grant.")
+    target = ctx.work_item(cmd.payload.get("targetWorkItemId"), cmd.group_id)
+    if str(target.state) in ("failed", "cancelled", "verified"):
+        raise invalid(f"The target {target.work_item_id} is {target.state}.")
+    budget = payload_field(cmd, "budget", dict)
+    missing = [m for m in ("currency", *LIMIT_MEMBER.values()) if m not in budget]
+    if missing:
+        raise invalid(f"A Grant sets explicit ceilings for all six dimensions; missing {missing}.")
+    expires = payload_field(cmd, "expiresAt")
+    if parse_timestamp(expires).epoch_micros <= ctx.now_us:
+        raise invalid("The Grant would already be expired.")
+    grant = {
+        "grantId": cmd.payload.get("grantId") or ctx.new_id("grant"),
+        "granteeAgentId": grantee,
+        "missionId": mission.mission_id,
+        "groupId": mission.group_id,
+        "targetWorkItemId": target.work_item_id,
+        "allowedCapabilities": payload_field(cmd, "allowedCapabilities", list),
+        "budget": budget,
+        "maxDescendantDepth": int(cmd.payload.get("maxDescendantDepth", 1)),
+        "granteeMembershipEpoch": membership.epoch,
+        "coordinatorEpoch": mission.coordinator_epoch,
+        "grantedBy": cmd.actor,
+        "grantedAt": ctx.now.text,
+        "expiresAt": expires,
+    }
+    doc = dict(membership.document, delegationGrants=[grant])
+    try:
+        validate("membership", doc)
+    except ProtocolError as exc:
+        raise invalid(f"The Grant is not valid: {exc.explanation}") from None
+    yield Draft(
+        kind="membership.delegation.granted",
+        group_id=cmd.group_id,
+        payload={"missionId": mission.mission_id, "grant": grant},
     )

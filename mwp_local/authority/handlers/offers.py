@@ -16,7 +16,7 @@ from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.signing import profile_for, verify_parsed
 from ...protocol.tables import WORK_ITEM_TABLE, WorkItemState, WorkTransition
 from ...protocol.timestamps import parse_timestamp
-from .. import fences, leases
+from .. import delegation, fences, leases
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..model import OfferRecord, WorkItemRecord
@@ -61,8 +61,18 @@ def _version_satisfies(have: str, need: str) -> bool:
 @command("work.offer", actors=("agent", "human"))
 def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Offer a WorkItem durably to one Worker, or (urgent) to a bounded candidate set (§10.3)."""
-    _coordinator_or_owner_human(ctx, cmd)
+    role = _coordinator_or_owner_human(ctx, cmd, delegable=True)
     item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
+    grant_id = None
+    if role == "delegate":
+        grant = ctx.state.grants.get(cmd.payload.get("grantId", ""), {})
+        grant_id = delegation.check_use(
+            ctx,
+            cmd,
+            subject=item.work_item_id,
+            contract=item.contract,
+            budget_already_counted=item.work_item_id in grant.get("items", ()),
+        )["grantId"]
     fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
     WORK_ITEM_TABLE.lookup(item.state, T.OFFER, subject=item.work_item_id)
     if item.owner is not None and fences.ownership_live(ctx, item):
@@ -167,6 +177,7 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             "contractVersion": contract["contractVersion"],
             "offers": [{k: v for k, v in o.items() if k != "verifiedMatches"} for o in new_offers],
             "withdrawnOfferIds": withdrawn,
+            "grantId": grant_id,
             "urgent": len(new_offers) > 1,
             "selectionBasis": {
                 **basis,

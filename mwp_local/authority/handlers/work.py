@@ -21,7 +21,7 @@ from ...protocol.tables import (
     WorkTransition,
 )
 from ...protocol.timestamps import parse_timestamp
-from .. import budgets, fences, leases
+from .. import budgets, delegation, fences, leases
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..registry import command
@@ -45,15 +45,21 @@ def complete_contract(contract: Any, what: str = "The Work Contract") -> dict[st
     return dict(contract)
 
 
-def _coordinator_or_owner_human(ctx: Context, cmd: CommandView) -> None:
+def _coordinator_or_owner_human(ctx: Context, cmd: CommandView, *, delegable: bool = False) -> str:
+    """Who may author work (§9.1): ``"coordinator"``, ``"owner"`` (the MissionOwner's audited
+    emergency override) or, when ``delegable``, ``"delegate"`` (the caller must then check the
+    cited Grant with ``delegation.check_use``)."""
     mission = ctx.mission_of(cmd.group_id)
     if cmd.actor_type == "agent" and cmd.actor_id == mission.coordinator_agent_id:
         fences.coordinator(ctx, cmd)
-        return
+        return "coordinator"
     if cmd.actor_id == mission.owner_id:
-        return  # MissionOwner emergency override (§7.1, §9.1): audited by its own Event
+        return "owner"
+    if delegable and cmd.actor_type == "agent" and "grantId" in cmd.payload:
+        return "delegate"
     raise forbidden(
-        f"{cmd.kind} needs the current Coordinator (or the MissionOwner's audited override).",
+        f"{cmd.kind} needs the current Coordinator, a scoped delegate citing its Grant, or the "
+        "MissionOwner's audited override.",
         rule="§9.1 only the current Coordinator, a MissionOwner override or a delegate",
     )
 
@@ -99,7 +105,7 @@ def propose(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
 @command("work.authorize", actors=("agent", "human"), aggregate=None)
 def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The Coordinator creates a WorkItem with a complete Work Contract (§10.1, §10.4)."""
-    _coordinator_or_owner_human(ctx, cmd)
+    role = _coordinator_or_owner_human(ctx, cmd, delegable=True)
     mission = ctx.mission_of(cmd.group_id)
     work_item_id = payload_field(cmd, "workItemId")
     if work_item_id in ctx.state.work_items:
@@ -125,6 +131,13 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     parent = cmd.payload.get("parentWorkItemId")
     if parent is not None:
         ctx.work_item(parent, cmd.group_id)
+    grant_id = None
+    if role == "delegate":
+        if parent is None:
+            raise forbidden("A delegate authorizes only descendants of its Grant's target.")
+        grant_id = delegation.check_use(
+            ctx, cmd, subject=parent, new_item_depth=1, contract=contract
+        )["grantId"]
     doc = {
         "workItemId": work_item_id,
         "missionId": mission.mission_id,
@@ -151,7 +164,8 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             "workItem": doc,
             "proposalId": proposal_id,
             "parentWorkItemId": parent,
-            "override": cmd.actor_type == "human",
+            "override": role == "owner",
+            "grantId": grant_id,
         },
     )
 

@@ -158,3 +158,9 @@ def _changes_requested(state: AuthorityState, event: dict[str, Any]) -> None:
 @reducer("mission.cancelled", "mission.terminated")
 def _mission_ended(state: AuthorityState, event: dict[str, Any]) -> None:
     mission_move(state, event, MissionTransition(event["payload"]["propagation"]))
+
+
+@reducer("membership.delegation.granted")
+def _grant(state: AuthorityState, event: dict[str, Any]) -> None:
+    grant = event["payload"]["grant"]
+    state.put("grants", grant["grantId"], {**grant, "used": {}, "items": ()})

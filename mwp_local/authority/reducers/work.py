@@ -64,6 +64,7 @@ def _authorized(state: AuthorityState, event: dict[str, Any]) -> None:
         ("work_item", doc["workItemId"]),
         budgets.new_ledger("work_item", doc["workItemId"], mission_key, budget),
     )
+    _charge_grant(state, payload.get("grantId"), state.work_items[doc["workItemId"]])
 
 
 @reducer("work.contract.revised")
@@ -103,6 +104,7 @@ def _offer_created(state: AuthorityState, event: dict[str, Any]) -> None:
             ),
         )
         new_ids.append(offer["offerId"])
+    _charge_grant(state, payload.get("grantId"), item)
     fenced = payload.get("fencedOwner") is not None
     move(
         state,
@@ -330,4 +332,19 @@ def _cancelled(state: AuthorityState, event: dict[str, Any]) -> None:
         execution_lease_id=None,
         ownership_lease_id=None,
         blocked_lease_id=None,
+    )
+
+
+def _charge_grant(state: AuthorityState, grant_id: str | None, item: WorkItemRecord) -> None:
+    """Count an item's budget against the Delegation Grant it was created or offered under."""
+    if grant_id is None:
+        return
+    grant = state.grants[grant_id]
+    if item.work_item_id in grant["items"]:
+        return
+    used = dict(grant["used"])
+    for dim, amount in budgets.limits_of(item.contract["budget"]).items():
+        used[dim] = used.get(dim, 0) + amount
+    state.put(
+        "grants", grant_id, {**grant, "used": used, "items": (*grant["items"], item.work_item_id)}
     )
