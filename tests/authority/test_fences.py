@@ -3,18 +3,26 @@ carries its section-19 code and leaves the state exactly as it was (``World.refu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mwp_local.authority import Accepted
+from mwp_local.store.duckdb_log import DuckDBLogStore
 
-from .world import GROUP, MISSION, World
+from .world import GROUP, MISSION, LoggedWorld, World
 
 WID = "urn:mwp-local:work:impl"
 
 
-@pytest.fixture
-def world() -> World:
-    w = World()
+@pytest.fixture(params=["in-memory", "duckdb"])
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> World:
+    """Each fence test runs twice: on the Authority alone, and through a GroupLog on a DuckDB
+    file, where ``refuse`` also proves the stored log and projections byte-identical."""
+    if request.param == "duckdb":
+        w: World = LoggedWorld(DuckDBLogStore(tmp_path / "group.duckdb"))
+    else:
+        w = World()
     w.bootstrap()
     w.create_mission()
     return w

@@ -3,38 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from mwp_local.authority import Accepted
-from mwp_local.authority.pipeline import Outcome
 from mwp_local.group_log import GroupLog
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.memory import MemoryLogStore
 from mwp_local.verify import verify_log
 
-from .world import World
+from .world import LoggedWorld
 
 WID = "urn:mwp-local:work:impl"
-
-
-class LoggedWorld(World):
-    """A World whose Commands go through a GroupLog (decide, commit, acknowledge)."""
-
-    def __init__(self, store: Any) -> None:
-        super().__init__()
-        self.log = GroupLog(self.org, store)
-        self.authority = self.log.authority
-        self.state = self.log.state
-
-    def deliver(self, data: bytes) -> Outcome:
-        outcome = self.log.submit(data, self.now())
-        if isinstance(outcome, Accepted):
-            self.events.extend(outcome.event_documents)
-        else:
-            self.rejections.append(outcome)
-        return outcome
 
 
 def _scenario(w: LoggedWorld) -> None:

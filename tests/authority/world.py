@@ -334,3 +334,39 @@ class World:
             {**self.lease(wid), "artifactHashes": [manifest["contentHash"]], "evidence": [ev]},
         )
         return str(manifest["contentHash"])
+
+
+class LoggedWorld(World):
+    """A World whose Commands go through a GroupLog on a real store (decide, commit, ack).
+
+    Its ``snapshot`` also holds what the store holds: the chain head, every projection row,
+    receipts and the Events, so ``refuse`` proves a rejection left the log byte-identical.
+    """
+
+    def __init__(self, store: Any, seed: int = 7, config: AuthorityConfig | None = None) -> None:
+        super().__init__(seed, config)
+        from mwp_local.group_log import GroupLog
+
+        self.log = GroupLog(self.org, store, config)
+        self.authority = self.log.authority
+        self.state = self.log.state
+
+    def deliver(self, data: bytes) -> Outcome:
+        outcome = self.log.submit(data, self.now())
+        if isinstance(outcome, Accepted):
+            self.events.extend(outcome.event_documents)
+        else:
+            self.rejections.append(outcome)
+        return outcome
+
+    def snapshot(self) -> Any:
+        from mwp_local.store.records import PROJECTIONS
+
+        store = self.log.store
+        return (
+            super().snapshot(),
+            store.chain_head(),
+            [e.document for e in store.events()],
+            sorted(r.receipt_json for r in store.receipts()),
+            {t.name: store.projection_rows(t.name) for t in PROJECTIONS},
+        )
