@@ -17,9 +17,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 venv: $(STAMP)
 
+ifndef DEMO_DIR
+DEMO_DIR := $(shell mktemp -d -u /tmp/mwp-flagship-XXXXXX)
+endif
+
 demo: $(STAMP)
 	$(BIN)/mwp-local conformance --root $(PROTOCOL)
-	$(BIN)/python sample_missions/walkthrough.py
+	$(BIN)/mwp-local run sample_missions/flagship.toml --dir $(DEMO_DIR) --mode step
+	$(BIN)/mwp-local verify-log $(DEMO_DIR)
 
 lint: $(STAMP)
 	$(BIN)/ruff check mwp_local tests

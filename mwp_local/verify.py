@@ -5,7 +5,10 @@ stood (Agent keys enter it through Agent Card registration Events), every typed 
 compared with the signed document it came from, the BLAKE3 chain is recomputed, every Group's
 sequence is checked contiguous from 1, and every Event is replayed through ``evolve`` (which
 re-checks the state tables). Then the stored projections are compared with a fresh rebuild, and
-every receipt's Command is verified and its Events found. Nothing is modified.
+every receipt's Command is verified and its Events found. Given the sandbox's blob store, every
+Artifact manifest in an ``artifact.published`` Event is verified against the Registry as it stood,
+and its content is re-hashed (SHA-256 and BLAKE3) at the declared size (§13.1). Nothing is
+modified.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .artifacts.blobs import BlobStore
 from .authority import AuthorityState
 from .authority.evolve import evolve
 from .authority.pipeline import event_record
@@ -35,6 +39,8 @@ class VerifyReport:
     groups: int = 0
     receipts: int = 0
     projections_compared: int = 0
+    #: Artifact blobs re-hashed (0 when no blob store was given).
+    blobs: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -43,8 +49,14 @@ class VerifyReport:
         return not self.problems
 
 
-def verify_log(org: Organization, store: LogStore, *, limit: int = 50) -> VerifyReport:
-    """Check everything ``verify-log`` promises; stop listing after ``limit`` problems."""
+def verify_log(
+    org: Organization, store: LogStore, *, blobs: BlobStore | None = None, limit: int = 50
+) -> VerifyReport:
+    """Check everything ``verify-log`` promises; stop listing after ``limit`` problems.
+
+    With ``blobs`` (the sandbox's ``DIR/blobs``) every published Artifact's content is checked
+    too; without it Artifacts are not looked at beyond their Events.
+    """
     report = VerifyReport()
 
     def problem(text: str) -> None:
@@ -82,6 +94,10 @@ def verify_log(org: Organization, store: LogStore, *, limit: int = 50) -> Verify
             if record.sequence != previous + 1:
                 problem(f"{where}: sequence {record.sequence} follows {previous} in its Group")
             last_sequence[record.group_id] = record.sequence or previous
+        if blobs is not None and record.kind == "artifact.published":
+            report.blobs += 1
+            for text in _artifact_problems(doc["payload"]["artifact"], state, blobs):
+                problem(f"{where}: {text}")
         try:
             evolve(state, doc)
         except (ReplayError, KeyError, ValueError) as exc:
@@ -117,6 +133,26 @@ def verify_log(org: Organization, store: LogStore, *, limit: int = 50) -> Verify
                 f"({len(stored)} stored, {len(fresh)} rebuilt)"
             )
     return report
+
+
+def _artifact_problems(
+    manifest: dict[str, Any], state: AuthorityState, blobs: BlobStore
+) -> list[str]:
+    """What is wrong with one published Artifact: its manifest signature, its stored content."""
+    name = f"Artifact {manifest.get('artifactId')} ({manifest.get('contentHash')})"
+    try:
+        verify_parsed(profile_for("artifact"), manifest, state.registry)
+    except ProtocolError as exc:
+        return [f"{name}: its manifest does not verify at stage {exc.stage}: {exc.explanation}"]
+    try:
+        ref = blobs.verify(manifest["contentHash"], name=manifest["artifactId"])
+    except ProtocolError as exc:
+        return [exc.explanation]  # it names the Artifact already
+    if ref.size != manifest["sizeBytes"]:
+        return [
+            f"{name}: the manifest declares {manifest['sizeBytes']} bytes, the blob has {ref.size}"
+        ]
+    return []
 
 
 def _normal(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

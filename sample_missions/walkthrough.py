@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mwp_local.artifacts.blobs import BlobStore
 from mwp_local.client import Client
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 from mwp_local.sandbox_dir import init_directory
@@ -97,8 +98,10 @@ def main(directory: Path) -> int:
         return {"currentPhase": phase, "completedMilestones": [], "nextCheckpoint": "done",
                 "blockers": [], "updatedCompletionEstimate": later(600), "evidenceIds": []}
 
+    blobs = BlobStore(directory / "blobs")
+
     def deliver(worker: Client, wid: str, text: bytes) -> None:
-        digest = "sha256:" + hashlib.sha256(text).hexdigest()
+        digest = blobs.put(text).sha256  # content lives beside the log, addressed by its hash
         agent = state.agents[worker.member.id]
         manifest = org.sign("artifact", worker.member, {
             "artifactId": f"urn:mwp-local:artifact:{digest[7:23]}", "contentHash": digest,
@@ -196,7 +199,7 @@ def main(directory: Path) -> int:
          now=now(), group=GROUP, expected_revision=mission.revision))
 
     print("\n6. The log is the truth: verify it, then ask it questions")
-    report = verify_log(org, log.store)
+    report = verify_log(org, log.store, blobs=blobs)
     print(f"  verify-log: {'OK' if report.ok else report.problems} "
           f"({report.events} Events, {report.receipts} receipts)")
     for title, query in (

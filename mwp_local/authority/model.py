@@ -236,6 +236,9 @@ class WorkItemRecord:
     offer_ids: tuple[str, ...] = ()
     execution_approved: bool = False
     attempts: int = 0
+    #: The Ownership Epoch of the current attempt: resuming after a checkpoint or a Session
+    #: replacement continues an attempt; a new Ownership Epoch starts the next one (§11.4).
+    attempt_epoch: int = 0
     artifact_hashes: tuple[str, ...] = ()
     submitted_artifacts: tuple[str, ...] = ()
     submitted_evidence: tuple[dict[str, Any], ...] = ()

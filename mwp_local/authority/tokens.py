@@ -186,4 +186,3 @@ class AuthorizationService:
                 f"Operation {operation!r} is outside this token's scope {list(token.operations)}.",
                 rule="§12 least privilege",
             )
-

@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "export the log as Hive-partitioned Parquet or JSON lines"),
     "import": ("import_", "ingest signed Events (JSON lines), verified and audited"),
     "registry": ("registry", "print the signing-key Registry"),
+    "run": ("run", "run a mission file to the end (step or threads mode)"),
 }
 
 

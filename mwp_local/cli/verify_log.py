@@ -1,9 +1,11 @@
-"""``mwp-local verify-log DIR``: re-verify signatures, chain, sequences, tables, projections."""
+"""``mwp-local verify-log DIR``: re-verify signatures, chain, sequences, tables, projections and
+every Artifact blob."""
 
 from __future__ import annotations
 
 import argparse
 
+from mwp_local.artifacts.blobs import BlobStore
 from mwp_local.sandbox_dir import LOG_FILE, load_organization
 from mwp_local.store.base import LogStoreError
 from mwp_local.store.duckdb_log import DuckDBLogStore
@@ -26,15 +28,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"FAILED: the log cannot be opened: {exc}")
         return 1
     try:
-        report = verify_log(org, store)
+        report = verify_log(org, store, blobs=BlobStore(args.dir / "blobs"))
     finally:
         store.close()
     print(
         f"{report.events} Events in {report.groups} Group(s), {report.receipts} receipts, "
-        f"{report.projections_compared} projection rows compared"
+        f"{report.projections_compared} projection rows compared, {report.blobs} Artifact blobs "
+        "re-hashed"
     )
     if report.ok:
-        print("OK: signatures, hash chain, sequences, state tables and projections all verify")
+        print(
+            "OK: signatures, hash chain, sequences, state tables, projections and Artifact blobs "
+            "all verify"
+        )
         return 0
     print(f"FAILED: {len(report.problems)} problem(s)")
     for problem in report.problems:

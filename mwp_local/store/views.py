@@ -71,6 +71,33 @@ _VIEWS: Mapping[str, str] = {
     "memberships": _projection_view("proj_memberships"),
     "missions": _projection_view("proj_missions"),
     "agents": _projection_view("proj_agents"),
+    # The provenance graph of §13.1 (``mwp_local.artifacts.provenance`` reads it). Its JSON
+    # paths (``->>``, ``json_each``) read the same in DuckDB and SQLite; other engines spell
+    # them with their own JSON functions.
+    "artifact_edges": """
+SELECT 'derived_from' AS edge, 'artifact' AS from_type,
+       p.payload->>'$.artifact.contentHash' AS from_id, 'artifact' AS to_type,
+       s.value->>'$' AS to_id, p.payload->>'$.missionId' AS mission_id, p.group_id,
+       p.payload->>'$.workItemId' AS work_item_id, p.event_id, p.sequence, p.position
+FROM log_events p, json_each(p.payload->'$.artifact.sourceArtifactHashes') s
+WHERE p.kind = 'artifact.published'
+UNION ALL
+SELECT 'produced_for', 'artifact', payload->>'$.artifact.contentHash', 'work_item',
+       payload->>'$.workItemId', payload->>'$.missionId', group_id,
+       payload->>'$.workItemId', event_id, sequence, position
+FROM log_events WHERE kind = 'artifact.published'
+UNION ALL
+SELECT 'part_of', 'work_item', payload->>'$.workItem.workItemId', 'mission',
+       payload->>'$.missionId', payload->>'$.missionId', group_id,
+       payload->>'$.workItem.workItemId', event_id, sequence, position
+FROM log_events WHERE kind = 'work.authorized'
+UNION ALL
+SELECT 'child_of', 'mission', payload->>'$.missionId', 'work_item',
+       payload->>'$.mission.parent.workItemId', payload->>'$.missionId', group_id,
+       NULL, event_id, sequence, position
+FROM log_events
+WHERE kind = 'mission.created' AND payload->>'$.mission.parent.workItemId' IS NOT NULL
+""".strip(),
 }
 
 VIEW_DOCS: Mapping[str, ViewDoc] = {
@@ -150,6 +177,18 @@ VIEW_DOCS: Mapping[str, ViewDoc] = {
         example=(
             "SELECT agent_id, agent_card_version, session_epoch, max_concurrency FROM agents "
             "ORDER BY agent_id"
+        ),
+    ),
+    "artifact_edges": ViewDoc(
+        description=(
+            "the provenance graph (§13.1): `derived_from` Artifact → source Artifact and "
+            "`produced_for` Artifact → WorkItem (from `artifact.published`), `part_of` WorkItem "
+            "→ Mission (`work.authorized`), `child_of` child Mission → parent WorkItem; Artifacts "
+            "are named by `sha256:` content hash"
+        ),
+        example=(
+            "SELECT to_id AS source, count(*) AS derived FROM artifact_edges "
+            "WHERE edge = 'derived_from' GROUP BY to_id ORDER BY derived DESC, source"
         ),
     ),
 }

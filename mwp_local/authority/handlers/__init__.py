@@ -6,12 +6,13 @@ Events; the pipeline signs and folds each one before the handler continues.
 """
 
 from ..registry import HANDLERS, CommandSpec
-from . import execution, membership, messages, mission, offers, organization, work
+from . import execution, knowledge, membership, messages, mission, offers, organization, work
 
 __all__ = [
     "HANDLERS",
     "CommandSpec",
     "execution",
+    "knowledge",
     "membership",
     "messages",
     "mission",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from ...artifacts.isolation import check_group_artifacts
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.hashing import is_sha256_id
 from ...protocol.signing import profile_for, verify_parsed
@@ -121,7 +122,7 @@ def start(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         item,
         "work.started",
         to="active",
-        attempt=item.attempts + 1,
+        attempt=item.attempts + (item.ownership_epoch != item.attempt_epoch),
         executionLeaseId=execution.lease_id,
         idempotencyKey=f"{item.mission_id}|{item.work_item_id}|{item.ownership_epoch}",
         leases=leases.documents(released, execution),
@@ -238,6 +239,10 @@ def publish(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     for source in manifest["sourceArtifactHashes"]:
         if source not in ctx.state.artifacts:
             problems.append(f"source Artifact {source} is unknown (provenance must resolve)")
+    if not problems:
+        # Mission isolation (§13.3, MWP-WRK-028): a source from another Group must have been
+        # forwarded here with permission or published as Organization knowledge.
+        check_group_artifacts(ctx.state, item.group_id, manifest["sourceArtifactHashes"])
     if manifest["contentHash"] in ctx.state.artifacts:
         problems.append("an Artifact with this content hash is already published")
     if problems:

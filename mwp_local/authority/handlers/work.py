@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable
 from typing import Any
 
+from ...artifacts.isolation import check_group_artifacts
 from ...protocol.documents import validate
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.signing import profile_for, verify_parsed
@@ -119,6 +120,10 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         source = W.PROPOSAL
     WORK_ITEM_TABLE.lookup(source, T.AUTHORIZE)
     contract = complete_contract(cmd.payload.get("contract"))
+    for h in contract["inputArtifacts"]:
+        if h not in ctx.state.artifacts:
+            raise invalid(f"Input Artifact {h} is unknown (provenance must resolve).")
+    check_group_artifacts(ctx.state, mission.group_id, contract["inputArtifacts"])
     for dep in contract["dependencyWorkItemIds"]:
         dep_item = ctx.state.work_items.get(dep)
         if dep_item is None or dep_item.mission_id != mission.mission_id:

@@ -6,7 +6,7 @@ tables would not allow makes replay fail with ``ReplayError`` instead of folding
 state. Importing this package registers every reducer with ``evolve``.
 """
 
-from . import missions, organization, work
+from . import knowledge, missions, organization, work
 from .common import ReplayError
 
-__all__ = ["ReplayError", "missions", "organization", "work"]
+__all__ = ["ReplayError", "knowledge", "missions", "organization", "work"]

@@ -166,6 +166,7 @@ def _started(state: AuthorityState, event: dict[str, Any]) -> None:
         execution_lease_id=payload["executionLeaseId"],
         ownership_lease_id=None,
         attempts=payload["attempt"],
+        attempt_epoch=item.ownership_epoch,
     )
 
 

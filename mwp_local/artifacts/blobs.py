@@ -1,0 +1,454 @@
+"""Content-addressed Artifact blobs beside the Group log, verified on every read (§13.1).
+
+Owns the on-disk layout of ``DIR/blobs/`` and every byte written to or read from it. Artifact
+content never enters the Group log: the log holds only the signed manifest, which names the
+content by its protocol identity ``sha256:<hex>``. Locally the content is stored under its BLAKE3
+digest (``DESIGN.md`` decision 2), with a small index from the protocol identity to the storage
+key::
+
+    blobs/<b3[:2]>/<b3>              the content, named by its BLAKE3 digest (64 hex)
+    blobs/sha256/<hex[:2]>/<hex>     index entry: "<b3> <size>\\n" for "sha256:<hex>"
+    blobs/tmp/                       temporary files of writes in progress
+
+Writes are atomic and idempotent: content streams into a temporary file in ``blobs/tmp/`` while
+both digests are computed chunk by chunk (a large file is never read whole into memory), the file
+is fsynced and then renamed onto its content address; the index entry follows the same way. The
+same content always lands at the same path with the same bytes, so repeating a ``put`` (or two
+writers racing) is harmless, and a crash leaves at most a stray temporary file.
+
+Every read verifies BOTH digests and the size against the index before anything is handed on
+(``get``, ``copy_to``, ``verify``); the streaming ``open`` checks before it returns the final
+bytes. A mismatch, a truncated or extended file or a missing blob raises
+:class:`ArtifactIntegrityError`, a ``ProtocolError`` with code ``PROTOCOL_VIOLATION``: section 19
+has no Artifact-specific code, and the stored bytes no longer matching the signed content hash
+breaks a core invariant of the protocol (an Artifact is immutable and content addressed, §13.1).
+It is not ``SCHEMA_VALIDATION_FAILED`` (the manifest is fine), not ``AUTH_INVALID_SIGNATURE`` (the
+signature is fine) and not ``INTERNAL_ERROR`` (retryable by default, and reading the same bytes
+again cannot help). Identity is only ever the hash: this module never resolves a URI.
+
+It must not parse manifests or decide who may read what (``manifests``, ``isolation`` do).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, BinaryIO
+
+import blake3
+
+from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.hashing import is_sha256_id
+
+__all__ = [
+    "CHUNK_SIZE",
+    "ArtifactIntegrityError",
+    "BlobReader",
+    "BlobRef",
+    "BlobStore",
+]
+
+#: Bytes hashed and copied per step: large enough for BLAKE3's multithreading to pay off, small
+#: enough that a multi-gigabyte Artifact never sits in memory.
+CHUNK_SIZE = 1 << 20
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+#: Content of at least this size is hashed with BLAKE3's multithreaded mode.
+_THREADED_FROM = 4 * CHUNK_SIZE
+_RULE = "§13.1 verify the content hash when retrieving an Artifact"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlobRef:
+    """Where a piece of content is and what it is: identity, storage key and size."""
+
+    #: The protocol identity ``sha256:<64 lower-case hex>`` (what manifests cite).
+    sha256: str
+    #: The local storage key: the BLAKE3 digest as 64 lower-case hex.
+    b3: str
+    #: Size in bytes.
+    size: int
+
+    def __post_init__(self) -> None:
+        if not is_sha256_id(self.sha256):
+            raise ValueError(f"{self.sha256!r} is not a 'sha256:<64 hex>' content hash")
+        if not _HEX64.fullmatch(self.b3):
+            raise ValueError(f"{self.b3!r} is not a 64-hex BLAKE3 digest")
+        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 0:
+            raise ValueError(f"size must be a non-negative integer, not {self.size!r}")
+
+
+class ArtifactIntegrityError(ProtocolError):
+    """Stored Artifact content failed verification on read; it must not be used.
+
+    ``details`` names the Artifact (``artifactHash`` and, when the caller knew it,
+    ``artifactId``), what was expected and what was found; ``reason`` is one of
+    ``blob-missing``, ``size-mismatch``, ``sha256-mismatch``, ``blake3-mismatch``.
+    """
+
+    def __init__(
+        self,
+        sha256: str,
+        reason: str,
+        problem: str,
+        *,
+        name: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        label = f"Artifact {name} ({sha256})" if name else f"Artifact {sha256}"
+        super().__init__(
+            ErrorCode.PROTOCOL_VIOLATION,
+            f"{label} failed its integrity check on read: {problem}. It was refused and must "
+            "not be used; restore the blob from a trusted copy (its identity is the content "
+            "hash, never a URI).",
+            retryable=False,
+            details={
+                "artifactHash": sha256,
+                **({"artifactId": name} if name else {}),
+                **(details or {}),
+            },
+            rule=_RULE,
+            stage="artifact-integrity",
+            reason=reason,
+        )
+
+
+def _hashers(size_hint: int | None) -> tuple[Any, Any]:
+    threads = blake3.blake3.AUTO if size_hint is None or size_hint >= _THREADED_FROM else 1
+    return hashlib.sha256(), blake3.blake3(max_threads=threads)
+
+
+def _chunks(source: IO[bytes]) -> Iterator[bytes]:
+    while True:
+        chunk = source.read(CHUNK_SIZE)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class BlobStore:
+    """The content-addressed blob directory of one sandbox (``DIR/blobs``).
+
+    ``durable=False`` skips the fsyncs (tests, throw-away demos); the writes stay atomic.
+    Safe to share between threads: every write goes through its own temporary file.
+    """
+
+    def __init__(self, root: Path | str, *, durable: bool = True) -> None:
+        self.root = Path(root)
+        self.durable = durable
+        self._tmp = self.root / "tmp"
+        self._index = self.root / "sha256"
+        self._ready = False
+
+    def _prepare(self) -> None:
+        # Directories are made on the first write only, so reading (verify-log) changes nothing.
+        if not self._ready:
+            self._tmp.mkdir(parents=True, exist_ok=True)
+            self._index.mkdir(exist_ok=True)
+            self._ready = True
+
+    # ------------------------------------------------------------------ layout
+
+    def blob_path(self, b3: str) -> Path:
+        """Where the content with BLAKE3 digest ``b3`` lives: ``blobs/<b3[:2]>/<b3>``."""
+        if not _HEX64.fullmatch(b3):
+            raise ValueError(f"{b3!r} is not a 64-hex BLAKE3 digest")
+        return self.root / b3[:2] / b3
+
+    def _index_path(self, sha256: str) -> Path:
+        if not is_sha256_id(sha256):
+            raise ValueError(f"{sha256!r} is not a 'sha256:<64 hex>' content hash")
+        hexdigest = sha256[len("sha256:") :]
+        return self._index / hexdigest[:2] / hexdigest
+
+    def uri(self, ref: BlobRef) -> str:
+        """A retrieval URI for a manifest (``file://``). A hint for people, never identity."""
+        return self.blob_path(ref.b3).resolve().as_uri()
+
+    # ------------------------------------------------------------------ writing
+
+    def put(self, source: bytes | bytearray | memoryview | os.PathLike[str] | BinaryIO) -> BlobRef:
+        """Store content and return its reference; idempotent.
+
+        ``source`` is the content itself, a path (``pathlib.Path`` or another ``os.PathLike``)
+        of a file to stream in, or a binary stream read chunk by chunk. A plain ``str`` is
+        refused: it is ambiguous between a path and text.
+        """
+        if isinstance(source, bytes | bytearray | memoryview):
+            data = bytes(source)
+            return self._put_stream([data], len(data))
+        if isinstance(source, str):
+            raise TypeError("put() takes bytes, a Path or a binary stream, not str")
+        if isinstance(source, os.PathLike):
+            path = Path(source)
+            with path.open("rb") as stream:
+                return self._put_stream(_chunks(stream), path.stat().st_size)
+        if hasattr(source, "read"):
+            return self._put_stream(_chunks(source), None)
+        raise TypeError(f"cannot store a {type(source).__name__}")
+
+    def _put_stream(self, chunks: Iterable[bytes], size_hint: int | None) -> BlobRef:
+        self._prepare()
+        sha, b3 = _hashers(size_hint)
+        size = 0
+        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="put-")
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in chunks:
+                    sha.update(chunk)
+                    b3.update(chunk)
+                    out.write(chunk)
+                    size += len(chunk)
+                out.flush()
+                if self.durable:
+                    os.fsync(out.fileno())
+            ref = BlobRef(sha256="sha256:" + sha.hexdigest(), b3=b3.hexdigest(), size=size)
+            target = self.blob_path(ref.b3)
+            created = not target.parent.exists()
+            target.parent.mkdir(exist_ok=True)
+            # The blob goes first, so an index entry never names content that is not there.
+            os.replace(tmp, target)
+            if self.durable:
+                _fsync_dir(target.parent)
+                if created:
+                    _fsync_dir(self.root)
+            self._write_index(ref)
+            return ref
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _write_index(self, ref: BlobRef) -> None:
+        path = self._index_path(ref.sha256)
+        entry = f"{ref.b3} {ref.size}\n".encode("ascii")
+        try:
+            if path.read_bytes() == entry:
+                return
+        except FileNotFoundError:
+            pass
+        created = not path.parent.exists()
+        path.parent.mkdir(exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="index-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(entry)
+                out.flush()
+                if self.durable:
+                    os.fsync(out.fileno())
+            os.replace(tmp_name, path)
+            if self.durable:
+                _fsync_dir(path.parent)
+                if created:
+                    _fsync_dir(self._index)
+        finally:
+            Path(tmp_name).unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ looking up
+
+    def ref(self, sha256: str, *, name: str | None = None) -> BlobRef:
+        """The reference the index holds for ``sha256`` (no content is read).
+
+        Raises :class:`ArtifactIntegrityError` (``blob-missing``) when the store does not hold
+        it, or its index entry is unreadable.
+        """
+        try:
+            text = self._index_path(sha256).read_text("ascii")
+            b3, size = text.split()
+            return BlobRef(sha256=sha256, b3=b3, size=int(size))
+        except (OSError, ValueError, UnicodeDecodeError):
+            raise ArtifactIntegrityError(
+                sha256, "blob-missing", "this store holds no content for it", name=name
+            ) from None
+
+    def __contains__(self, sha256: object) -> bool:
+        return (
+            isinstance(sha256, str) and is_sha256_id(sha256) and self._index_path(sha256).is_file()
+        )
+
+    def refs(self) -> Iterator[BlobRef]:
+        """Every indexed blob (in no particular order); unreadable entries are skipped."""
+        for entry in self._index.glob("*/*"):
+            try:
+                yield self.ref("sha256:" + entry.name)
+            except ArtifactIntegrityError:
+                continue
+
+    # ------------------------------------------------------------------ reading
+
+    def open(self, sha256: str, *, name: str | None = None) -> BlobReader:
+        """A streaming reader that verifies as it goes (see :class:`BlobReader`)."""
+        ref = self.ref(sha256, name=name)
+        try:
+            handle = self.blob_path(ref.b3).open("rb")
+        except OSError:
+            raise ArtifactIntegrityError(
+                sha256,
+                "blob-missing",
+                f"its blob {ref.b3[:2]}/{ref.b3} is gone",
+                name=name,
+                details={"b3": ref.b3},
+            ) from None
+        return BlobReader(handle, ref, name=name)
+
+    def get(self, sha256: str, *, name: str | None = None) -> bytes:
+        """The whole content, returned only after both digests and the size verified.
+
+        For large Artifacts prefer :meth:`copy_to` or :meth:`open`. ``name`` (the Artifact ID,
+        say) is put into the error so that a refusal names the Artifact.
+        """
+        buffer = bytearray()
+        with self.open(sha256, name=name) as reader:
+            for chunk in reader:
+                buffer += chunk
+        return bytes(buffer)
+
+    def verify(self, sha256: str, *, name: str | None = None) -> BlobRef:
+        """Re-hash the stored content (streaming) and return its reference, or raise."""
+        with self.open(sha256, name=name) as reader:
+            for _chunk in reader:
+                pass
+        return reader.ref
+
+    def copy_to(self, sha256: str, destination: Path | str, *, name: str | None = None) -> BlobRef:
+        """Stream verified content to ``destination``; it appears only once fully verified.
+
+        The copy goes to a temporary file beside ``destination`` and is renamed into place
+        after the last digest check, so a tampered blob never produces a destination file.
+        """
+        target = Path(destination)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(fd, "wb") as out, self.open(sha256, name=name) as reader:
+                for chunk in reader:
+                    out.write(chunk)
+                ref = reader.ref
+            os.replace(tmp_name, target)
+            return ref
+        finally:
+            Path(tmp_name).unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ maintenance
+
+    def reindex(self) -> list[str]:
+        """Rebuild the index from the blobs themselves (after a crash between blob and index).
+
+        Every blob is re-hashed; one whose BLAKE3 digest no longer matches its file name is not
+        indexed and is reported. Returns the problems found (empty when all is well).
+        """
+        self._prepare()
+        problems: list[str] = []
+        for directory in sorted(self.root.glob("[0-9a-f][0-9a-f]")):
+            for path in sorted(directory.iterdir()):
+                if not _HEX64.fullmatch(path.name):
+                    continue
+                sha, b3 = _hashers(None)
+                size = 0
+                with path.open("rb") as stream:
+                    for chunk in _chunks(stream):
+                        sha.update(chunk)
+                        b3.update(chunk)
+                        size += len(chunk)
+                if b3.hexdigest() != path.name:
+                    problems.append(f"blob {directory.name}/{path.name} does not hash to its name")
+                    continue
+                self._write_index(
+                    BlobRef(sha256="sha256:" + sha.hexdigest(), b3=path.name, size=size)
+                )
+        return problems
+
+
+class BlobReader:
+    """Reads one blob in chunks, hashing as it goes.
+
+    The final bytes are returned only after the end of the file was reached and both digests
+    and the size matched; any mismatch raises :class:`ArtifactIntegrityError` instead (a blob
+    longer than its size fails as soon as the extra bytes appear). Bytes returned by earlier
+    reads are provisional until that last read succeeds: a consumer that must never act on
+    unverified bytes uses :meth:`BlobStore.get` or :meth:`BlobStore.copy_to`.
+    """
+
+    def __init__(self, handle: BinaryIO, ref: BlobRef, *, name: str | None = None) -> None:
+        self.ref = ref
+        self.name = name
+        self._handle = handle
+        self._sha, self._b3 = _hashers(ref.size)
+        self._seen = 0
+        self._done = False
+
+    def read(self, size: int = CHUNK_SIZE) -> bytes:
+        """Up to ``size`` verified-so-far bytes; ``b""`` at the (verified) end."""
+        if self._done:
+            return b""
+        want = CHUNK_SIZE if size is None or size < 0 else size
+        # Never read past the declared size by more than one byte: that byte proves the end.
+        want = min(want, self.ref.size - self._seen) or 1
+        chunk = self._handle.read(want)
+        self._seen += len(chunk)
+        if self._seen > self.ref.size:
+            self._fail("size-mismatch", "the stored file is longer than the content it indexes")
+        self._sha.update(chunk)
+        self._b3.update(chunk)
+        if self._seen == self.ref.size:
+            if self._handle.read(1):
+                self._fail("size-mismatch", "the stored file is longer than the content it indexes")
+            self._finish()
+        elif not chunk:
+            self._fail(
+                "size-mismatch",
+                f"the stored file is truncated ({self._seen} of {self.ref.size} bytes)",
+            )
+        return chunk
+
+    def _finish(self) -> None:
+        sha = "sha256:" + self._sha.hexdigest()
+        if sha != self.ref.sha256:
+            self._fail("sha256-mismatch", f"the stored content hashes to {sha}", found=sha)
+        b3 = self._b3.hexdigest()
+        if b3 != self.ref.b3:
+            self._fail("blake3-mismatch", f"the stored content's BLAKE3 digest is {b3}", found=b3)
+        self._done = True
+
+    def _fail(self, reason: str, problem: str, *, found: str | None = None) -> None:
+        self.close()
+        details: dict[str, Any] = {"b3": self.ref.b3, "expectedSize": self.ref.size}
+        if found is not None:
+            details["found"] = found
+        raise ArtifactIntegrityError(
+            self.ref.sha256, reason, problem, name=self.name, details=details
+        )
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            chunk = self.read(CHUNK_SIZE)
+            if not chunk:
+                return
+            yield chunk
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        self._handle.close()
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

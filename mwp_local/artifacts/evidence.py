@@ -1,0 +1,140 @@
+"""Evidence documents (§13.2, MWP-WRK-026): building them signed and schema-valid, and keeping
+private reasoning out of them.
+
+Owns ``build_evidence`` (subject, criteria, method, result, producer, timestamp and referenced
+Artifacts, signed by the Principal that produced the check) and the guard
+``private_reasoning_paths`` / ``ensure_no_private_reasoning``. The schema lets ``details`` hold
+any object, so the guard refuses members whose names say they carry private chain-of-thought,
+hidden prompts or raw internal memory (``reasoning``, ``chainOfThought``, ``scratchpad``, ...),
+at any depth. It judges structure, not prose: it keeps a well-meaning check from attaching its
+trace, and it refuses a reviewer's Evidence that does. Evidence states what was checked and what
+came out, never how a model thought about it (§4 invariant 13). Nothing here performs I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..authority.context import derived_uuid
+from ..protocol.documents import EvidenceResult, EvidenceType, SubjectType
+from ..protocol.errors import ErrorCode, ProtocolError
+from .signers import Signer, sign_valid
+
+__all__ = [
+    "PRIVATE_REASONING_NAMES",
+    "build_evidence",
+    "ensure_no_private_reasoning",
+    "private_reasoning_paths",
+]
+
+#: Member names (lower case, letters and digits only) that would carry private reasoning.
+PRIVATE_REASONING_NAMES = frozenset(
+    {
+        "chainofthought",
+        "cot",
+        "reasoning",
+        "reasoningtrace",
+        "privatereasoning",
+        "thoughts",
+        "thinking",
+        "thoughtprocess",
+        "scratchpad",
+        "innermonologue",
+        "internalmonologue",
+        "hiddenprompt",
+        "systemprompt",
+        "prompt",
+        "rawmemory",
+        "agentmemory",
+    }
+)
+_RULE = "§13.2 Evidence and decision records hold no private chain-of-thought"
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def private_reasoning_paths(value: Any, path: str = "") -> list[str]:
+    """JSON-Pointer-like paths of every member whose name marks private reasoning."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            here = f"{path}/{key}"
+            if _normal(str(key)) in PRIVATE_REASONING_NAMES:
+                found.append(here)
+            found += private_reasoning_paths(item, here)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found += private_reasoning_paths(item, f"{path}/{index}")
+    return found
+
+
+def ensure_no_private_reasoning(document: Any, what: str = "Evidence") -> None:
+    """Raise ``INVALID_COMMAND`` naming every private-reasoning member of ``document``."""
+    paths = private_reasoning_paths(document)
+    if paths:
+        raise ProtocolError(
+            ErrorCode.INVALID_COMMAND,
+            f"{what} must not carry private reasoning; remove {', '.join(paths)} and state only "
+            "what was checked and its result.",
+            details={"paths": paths},
+            rule=_RULE,
+        )
+
+
+def build_evidence(
+    signer: Signer,
+    *,
+    mission_id: str,
+    group_id: str,
+    work_item_id: str,
+    type: EvidenceType | str,
+    subject: tuple[SubjectType | str, str],
+    criteria: Iterable[str],
+    method: str,
+    result: EvidenceResult | str,
+    artifact_hashes: Iterable[str],
+    created_at: str,
+    details: Mapping[str, Any] | None = None,
+    tool_version: str | None = None,
+    model_version: str | None = None,
+    evidence_id: str | None = None,
+) -> dict[str, Any]:
+    """A signed Evidence document valid against ``evidence.schema.json``.
+
+    ``subject`` is ``(type, id)`` (a WorkItem or Mission ID, or an Artifact's content hash).
+    The ID defaults to one derived from the WorkItem, type, subject, criteria and time. Raises
+    ``INVALID_COMMAND`` for private reasoning in ``details`` and ``SCHEMA_VALIDATION_FAILED``
+    when the document would not conform.
+    """
+    criterion_ids = list(dict.fromkeys(criteria))
+    kind = str(EvidenceType(type))
+    subject_type, subject_id = str(SubjectType(subject[0])), subject[1]
+    doc: dict[str, Any] = {
+        "evidenceId": evidence_id
+        or derived_uuid(
+            "evidence", work_item_id, kind, subject_id, ",".join(criterion_ids), method, created_at
+        ),
+        "missionId": mission_id,
+        "groupId": group_id,
+        "workItemId": work_item_id,
+        "type": kind,
+        "subject": {"type": subject_type, "id": subject_id},
+        "criterionIds": criterion_ids,
+        "method": method,
+        "result": str(EvidenceResult(result)),
+        "artifactHashes": list(dict.fromkeys(artifact_hashes)),
+        "generatedBy": signer.actor,
+        "createdAt": created_at,
+    }
+    if details is not None:
+        ensure_no_private_reasoning(details, "Evidence details")
+        doc["details"] = dict(details)
+    if tool_version is not None:
+        doc["toolVersion"] = tool_version
+    if model_version is not None:
+        doc["modelVersion"] = model_version
+    return sign_valid("evidence", doc, signer)

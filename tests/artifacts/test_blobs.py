@@ -1,0 +1,214 @@
+"""The content-addressed blob store: layout, atomic idempotent streaming writes, and a verified
+read that refuses tampered, truncated, extended or missing content (MWP-WRK-023, MWP-WRK-024)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from pathlib import Path
+
+import blake3
+import pytest
+
+from mwp_local.artifacts.blobs import CHUNK_SIZE, ArtifactIntegrityError, BlobRef, BlobStore
+from mwp_local.protocol.errors import ErrorCode
+
+CONTENT = b"def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def blobs(tmp_path: Path) -> BlobStore:
+    return BlobStore(tmp_path / "blobs", durable=False)
+
+
+def _flip(path: Path, offset: int = 0) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.req("MWP-WRK-023")
+def test_put_stores_content_under_its_blake3_key_and_names_it_by_sha256(blobs: BlobStore) -> None:
+    ref = blobs.put(CONTENT)
+    b3 = blake3.blake3(CONTENT).hexdigest()
+    assert ref == BlobRef(
+        sha256="sha256:" + hashlib.sha256(CONTENT).hexdigest(), b3=b3, size=len(CONTENT)
+    )
+    assert blobs.blob_path(b3) == blobs.root / b3[:2] / b3
+    assert blobs.blob_path(b3).read_bytes() == CONTENT
+    assert blobs.get(ref.sha256) == CONTENT
+    assert ref.sha256 in blobs
+    assert list(blobs.refs()) == [ref]
+
+
+@pytest.mark.req("MWP-WRK-023")
+def test_put_is_idempotent_and_leaves_no_temporary_files(blobs: BlobStore) -> None:
+    first = blobs.put(CONTENT)
+    again = blobs.put(io.BytesIO(CONTENT))
+    assert first == again
+    assert list((blobs.root / "tmp").iterdir()) == []
+    assert len(list(blobs.refs())) == 1
+
+
+class _ChunkOnly(io.RawIOBase):
+    """A stream that refuses whole-file reads, so a test can prove the store streams."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+        self.largest = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        assert 0 < n <= CHUNK_SIZE, f"read({n}) is not a bounded chunk"
+        self.largest = max(self.largest, n)
+        take = min(n, self.left)
+        self.left -= take
+        return b"x" * take
+
+
+@pytest.mark.req("MWP-WRK-023")
+def test_large_content_streams_in_bounded_chunks_both_ways(
+    blobs: BlobStore, tmp_path: Path
+) -> None:
+    size = 3 * CHUNK_SIZE + 17
+    stream = _ChunkOnly(size)
+    ref = blobs.put(stream)  # type: ignore[arg-type]
+    assert ref.size == size and stream.largest == CHUNK_SIZE
+    with blobs.open(ref.sha256) as reader:
+        sizes = [len(chunk) for chunk in reader]
+    assert max(sizes) <= CHUNK_SIZE and sum(sizes) == size
+    source = tmp_path / "big.bin"
+    source.write_bytes(b"x" * size)
+    assert blobs.put(source) == ref
+    out = tmp_path / "copy.bin"
+    assert blobs.copy_to(ref.sha256, out) == ref
+    assert out.stat().st_size == size
+
+
+@pytest.mark.req("MWP-WRK-023")
+def test_a_failing_source_stores_nothing(blobs: BlobStore) -> None:
+    class Broken(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def read(self, n: int = -1) -> bytes:
+            raise OSError("disk went away")
+
+    with pytest.raises(OSError):
+        blobs.put(Broken())  # type: ignore[arg-type]
+    assert list(blobs.refs()) == []
+    assert list((blobs.root / "tmp").iterdir()) == []
+
+
+def test_put_refuses_text_because_a_str_is_ambiguous(blobs: BlobStore) -> None:
+    with pytest.raises(TypeError):
+        blobs.put("some/path")  # type: ignore[arg-type]
+
+
+@pytest.mark.req("MWP-WRK-024")
+@pytest.mark.parametrize("offset", [0, len(CONTENT) - 1])
+def test_a_tampered_blob_is_refused_on_read_naming_the_artifact(
+    blobs: BlobStore, offset: int
+) -> None:
+    ref = blobs.put(CONTENT)
+    _flip(blobs.blob_path(ref.b3), offset)
+    with pytest.raises(ArtifactIntegrityError) as caught:
+        blobs.get(ref.sha256, name="urn:mwp-local:artifact:patch")
+    error = caught.value
+    assert error.code is ErrorCode.PROTOCOL_VIOLATION and not error.retryable
+    assert error.reason == "sha256-mismatch"
+    assert "urn:mwp-local:artifact:patch" in error.explanation and ref.sha256 in error.explanation
+    assert error.details["artifactHash"] == ref.sha256
+    assert error.details["artifactId"] == "urn:mwp-local:artifact:patch"
+    with pytest.raises(ArtifactIntegrityError):
+        blobs.verify(ref.sha256)
+
+
+@pytest.mark.req("MWP-WRK-024")
+def test_a_truncated_blob_is_refused(blobs: BlobStore) -> None:
+    ref = blobs.put(CONTENT)
+    path = blobs.blob_path(ref.b3)
+    path.write_bytes(CONTENT[:-5])
+    with pytest.raises(ArtifactIntegrityError) as caught:
+        blobs.get(ref.sha256)
+    assert caught.value.reason == "size-mismatch"
+    assert "truncated" in caught.value.explanation
+
+
+@pytest.mark.req("MWP-WRK-024")
+def test_a_blob_with_extra_bytes_is_refused(blobs: BlobStore) -> None:
+    ref = blobs.put(CONTENT)
+    with blobs.blob_path(ref.b3).open("ab") as handle:
+        handle.write(b"# appended\n")
+    with pytest.raises(ArtifactIntegrityError) as caught:
+        blobs.get(ref.sha256)
+    assert caught.value.reason == "size-mismatch"
+
+
+@pytest.mark.req("MWP-WRK-024")
+def test_an_index_pointing_at_other_content_is_refused(blobs: BlobStore) -> None:
+    mine, other = blobs.put(CONTENT), blobs.put(b"other content entirely")
+    index = blobs.root / "sha256" / mine.sha256[7:9] / mine.sha256[7:]
+    index.write_text(f"{other.b3} {other.size}\n")
+    with pytest.raises(ArtifactIntegrityError) as caught:
+        blobs.get(mine.sha256)
+    assert caught.value.reason == "sha256-mismatch"
+
+
+@pytest.mark.req("MWP-WRK-024")
+def test_a_missing_blob_is_refused(blobs: BlobStore) -> None:
+    ref = blobs.put(CONTENT)
+    os.unlink(blobs.blob_path(ref.b3))
+    with pytest.raises(ArtifactIntegrityError) as caught:
+        blobs.get(ref.sha256)
+    assert caught.value.reason == "blob-missing"
+    unknown = "sha256:" + "1" * 64
+    with pytest.raises(ArtifactIntegrityError) as caught:
+        blobs.get(unknown)
+    assert caught.value.reason == "blob-missing" and unknown not in blobs
+
+
+@pytest.mark.req("MWP-WRK-024")
+def test_the_streaming_reader_withholds_the_final_bytes_of_a_tampered_blob(
+    blobs: BlobStore,
+) -> None:
+    content = bytes(range(256)) * 10
+    ref = blobs.put(content)
+    _flip(blobs.blob_path(ref.b3), len(content) - 1)
+    received = []
+    with pytest.raises(ArtifactIntegrityError), blobs.open(ref.sha256) as reader:
+        while chunk := reader.read(1000):
+            received.append(chunk)
+    # The chunk holding the end (and the tampered byte) was never handed out.
+    assert sum(map(len, received)) == 2000
+
+
+@pytest.mark.req("MWP-WRK-024")
+def test_copy_to_creates_no_file_from_a_tampered_blob(blobs: BlobStore, tmp_path: Path) -> None:
+    ref = blobs.put(CONTENT)
+    _flip(blobs.blob_path(ref.b3))
+    out = tmp_path / "out.txt"
+    with pytest.raises(ArtifactIntegrityError):
+        blobs.copy_to(ref.sha256, out)
+    assert not out.exists() and list(tmp_path.glob(".out.txt*")) == []
+
+
+def test_reindex_restores_a_lost_index_entry_and_reports_a_corrupt_blob(blobs: BlobStore) -> None:
+    good, bad = blobs.put(CONTENT), blobs.put(b"will be corrupted")
+    for ref in (good, bad):
+        (blobs.root / "sha256" / ref.sha256[7:9] / ref.sha256[7:]).unlink()
+    _flip(blobs.blob_path(bad.b3))
+    problems = blobs.reindex()
+    assert len(problems) == 1 and bad.b3 in problems[0]
+    assert blobs.get(good.sha256) == CONTENT and bad.sha256 not in blobs
+
+
+def test_reading_a_store_creates_nothing(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    assert ("sha256:" + "2" * 64) not in store
+    with pytest.raises(ArtifactIntegrityError):
+        store.verify("sha256:" + "2" * 64)
+    assert not (tmp_path / "blobs").exists()

@@ -1,0 +1,1 @@
+"""Tests of the Sandbox and its drivers."""
