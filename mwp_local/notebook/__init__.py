@@ -1,0 +1,17 @@
+"""Notebook views of the sandbox: HTML and SVG renderings, widgets and a SQL cell magic.
+
+The renderings (``html``, ``svg``) are plain functions of frozen values and import nothing from
+Jupyter; the widgets (``widgets``) import ipywidgets lazily, when first used, so that
+``import mwp_local`` stays light. Load the cell magic with ``%load_ext mwp_local.notebook``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register ``%%mwp_sql`` (called by ``%load_ext mwp_local.notebook``)."""
+    from .magic import register
+
+    register(ipython)

@@ -1,0 +1,148 @@
+"""SVG drawings computed in Python: the §10.2 state machine from the table itself, and a
+Mission's WorkItem DAG coloured by state. Pure functions returning SVG text, so they render
+everywhere (JupyterLab, saved notebooks, static exports) and can be golden-tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from html import escape
+
+from ..protocol.tables import WORK_ITEM_TABLE, WorkItemState
+
+#: Fill colour of each WorkItem state.
+STATE_COLOURS: Mapping[str, str] = {
+    "none": "#eeeeee",
+    "open_work_proposal": "#f5f5dc",
+    "open": "#dbe9f6",
+    "offered": "#c6dbef",
+    "queued": "#fdd0a2",
+    "active": "#fdae6b",
+    "blocked": "#fcbba1",
+    "submitted": "#c7e9c0",
+    "verified": "#74c476",
+    "failed": "#fb6a4a",
+    "cancelled": "#bdbdbd",
+}
+
+#: Where each state of the WorkItem machine is drawn (column, row): the happy path runs left to
+#: right, detours below.
+_POSITIONS: Mapping[WorkItemState, tuple[int, int]] = {
+    WorkItemState.NONE: (0, 0),
+    WorkItemState.PROPOSAL: (0, 1),
+    WorkItemState.OPEN: (1, 0),
+    WorkItemState.OFFERED: (2, 0),
+    WorkItemState.QUEUED: (3, 0),
+    WorkItemState.ACTIVE: (4, 0),
+    WorkItemState.SUBMITTED: (5, 0),
+    WorkItemState.VERIFIED: (6, 0),
+    WorkItemState.BLOCKED: (4, 1),
+    WorkItemState.FAILED: (2, 2),
+    WorkItemState.CANCELLED: (5, 2),
+}
+_W, _H, _DX, _DY = 118, 34, 150, 90
+
+
+def _centre(state: WorkItemState) -> tuple[float, float]:
+    col, row = _POSITIONS[state]
+    return 20 + col * _DX + _W / 2, 20 + row * _DY + _H / 2
+
+
+def state_machine_svg(current: str | None = None) -> str:
+    """The WorkItem state machine drawn from ``WORK_ITEM_TABLE``; ``current`` is highlighted and
+    the transitions allowed from it are drawn bold."""
+    allowed_from = WorkItemState(current) if current else None
+    edges: dict[tuple[WorkItemState, WorkItemState], list[str]] = {}
+    for state, transition, table_row in WORK_ITEM_TABLE.pairs():
+        for target in table_row.targets:
+            edges.setdefault((state, target), []).append(str(transition))
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{40 + 6 * _DX + _W}" '
+        f'height="{40 + 2 * _DY + _H}" font-family="sans-serif" font-size="11">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" '
+        'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/>'
+        "</marker></defs>",
+    ]
+    for (source, target), names in sorted(edges.items()):
+        x1, y1 = _centre(source)
+        x2, y2 = _centre(target)
+        bold = allowed_from is not None and source is allowed_from
+        width = 2.2 if bold else 0.8
+        colour = "#d62728" if bold else "#888"
+        title = escape(", ".join(sorted(set(names))))
+        if source is target:
+            top = y1 - _H / 2
+            path = f"M{x1 - 20},{top} C{x1 - 30},{y1 - 60} {x1 + 30},{y1 - 60} {x1 + 20},{top}"
+        else:
+            mx, my = (x1 + x2) / 2, (y1 + y2) / 2 - (25 if y1 == y2 and abs(x2 - x1) > _DX else 0)
+            path = f"M{x1},{y1} Q{mx},{my} {x2},{y2}"
+        parts.append(
+            f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}" '
+            f'marker-end="url(#arrow)"><title>{title}</title></path>'
+        )
+    for state, (col, row) in _POSITIONS.items():
+        x, y = 20 + col * _DX, 20 + row * _DY
+        is_current = current is not None and str(state) == current
+        stroke = "#d62728" if is_current else "#444"
+        parts.append(
+            f'<g class="state" data-state="{state}"><rect x="{x}" y="{y}" width="{_W}" '
+            f'height="{_H}" rx="8" fill="{STATE_COLOURS[str(state)]}" stroke="{stroke}" '
+            f'stroke-width="{3 if is_current else 1}"/><text x="{x + _W / 2}" y="{y + _H / 2 + 4}" '
+            f'text-anchor="middle">{escape(str(state).replace("_", " "))}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def dag_svg(nodes: Iterable[tuple[str, str, str]], edges: Iterable[tuple[str, str]]) -> str:
+    """A DAG drawn in layers: ``nodes`` are ``(id, label, state)``, ``edges`` ``(from, to)``
+    meaning *to depends on from*. Layer = longest path from a root."""
+    nodes = list(nodes)
+    edges = [(a, b) for a, b in edges]
+    ids = {n[0] for n in nodes}
+    parents: dict[str, list[str]] = {n[0]: [] for n in nodes}
+    for a, b in edges:
+        if a in ids and b in ids:
+            parents[b].append(a)
+    layer: dict[str, int] = {}
+
+    def depth(node: str, seen: frozenset[str] = frozenset()) -> int:
+        if node in layer:
+            return layer[node]
+        if node in seen:  # a cycle cannot happen in a Mission DAG; draw it flat if it does
+            return 0
+        value = 1 + max((depth(p, seen | {node}) for p in parents[node]), default=-1)
+        layer[node] = value
+        return value
+
+    for node_id, _, _ in nodes:
+        depth(node_id)
+    rows: dict[int, int] = {}
+    position: dict[str, tuple[float, float]] = {}
+    for node_id, _, _ in sorted(nodes, key=lambda n: (layer[n[0]], n[0])):
+        col = layer[node_id]
+        row = rows.get(col, 0)
+        rows[col] = row + 1
+        position[node_id] = (20 + col * 190, 20 + row * 60)
+    width = 40 + (max(layer.values(), default=0) + 1) * 190
+    height = 40 + max(rows.values(), default=1) * 60
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'font-family="sans-serif" font-size="11">'
+    ]
+    for a, b in edges:
+        if a in position and b in position:
+            (x1, y1), (x2, y2) = position[a], position[b]
+            parts.append(
+                f'<line x1="{x1 + 150}" y1="{y1 + 17}" x2="{x2}" y2="{y2 + 17}" stroke="#888"/>'
+            )
+    for node_id, label, state in nodes:
+        x, y = position[node_id]
+        parts.append(
+            f'<g class="node" data-id="{escape(node_id)}"><title>{escape(node_id)}: {escape(state)}'
+            f'</title><rect x="{x}" y="{y}" width="150" height="34" rx="6" '
+            f'fill="{STATE_COLOURS.get(state, "#fff")}" stroke="#444"/><text x="{x + 75}" '
+            f'y="{y + 21}" text-anchor="middle">{escape(label[:22])}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

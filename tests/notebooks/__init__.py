@@ -1,0 +1,1 @@
+"""Notebook and widget tests."""
