@@ -51,7 +51,8 @@ its wins raises ``p_h`` by at least ``C_min / w_h`` and nothing lowers it. So ``
 holding a slot longer than ``D``, every slot is refilled at least once per ``D`` while ``g`` is
 ready, so ``g`` is dispatched within ``(floor(K_g / S) + 1) * D`` of becoming ready, and a Group
 held back only by its own quota becomes ready within ``D``. ``tests/agents`` checks both bounds
-against generated arrival patterns with hypothesis.
+against generated arrival patterns with hypothesis (a fixed, derandomized set), and that both are
+attained (with ``L_max = 0``).
 
 Inside a Group: score, deadline pressure and aging
 ---------------------------------------------------

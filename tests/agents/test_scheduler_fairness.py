@@ -210,14 +210,76 @@ OVERESTIMATE: dict[str, object] = {
 }
 
 
+def _alike(group: int, ticks: int = 1) -> Arrival:
+    """One item arriving at tick 0, estimated at nothing (so every dispatch is charged C_min)."""
+    return Arrival(0, group, 1, ticks, 0, RequestedUrgency.ROUTINE, 0, None, None, False)
+
+
+#: The dispatch bound is attained. Weights 0.5, 0.5 and 3, one slot, no lead: K = 2 for the
+#: weight-3 group (each other Group may win once, at the pass V0 they all start at). All three
+#: passes tie at 0, the ties go by Group ID, so group 2 waits exactly 2 dispatches.
+DISPATCH_BOUND_ATTAINED: dict[str, object] = {
+    **RETURN_FROM_IDLE,
+    "weights": [0.5, 0.5, 3],
+    "quotas": [None, None, None],
+    "arrivals": [_alike(0), _alike(1), _alike(2)],
+}
+
+
+#: The time bound is attained, on a wait that starts right after a dispatch. Group 0 (weight 3,
+#: K = 1) fills both slots at tick 0 with 4-tick items and is still ready; nothing else is ready,
+#: so both slots stay busy until tick 4 = (K // S + 1) * D, when it is served again.
+TIME_BOUND_ATTAINED: dict[str, object] = {
+    **RETURN_FROM_IDLE,
+    "weights": [3, 0.5],
+    "slots": 2,
+    "arrivals": [_alike(0, ticks=D_MAX)] * 3,
+}
+
+
+@dataclass(frozen=True)
+class Closest:
+    """How near a run came to the bounds: the most by which a wait fell short of them (<= 0)."""
+
+    dispatches: int
+    ticks: int
+
+
+# Derandomized: CI runs the same 300 generated scenarios every time (a failure reproduces on any
+# machine, and the example database is not consulted). Widen a local search with
+# ``max_examples`` and ``derandomize=False`` when changing the Scheduler.
 @pytest.mark.req("MWP-WRK-010", "MWP-WRK-009", "MWP-WRK-015")
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(scenario=scenarios())
 @example(scenario=RETURN_FROM_IDLE)
 @example(scenario=OVERESTIMATE)
+@example(scenario=DISPATCH_BOUND_ATTAINED)
+@example(scenario=TIME_BOUND_ATTAINED)
 def test_any_ready_group_is_served_within_the_bound_whatever_the_arrivals(
     scenario: dict[str, object],
 ) -> None:
+    _run_within_the_bounds(scenario)
+
+
+@pytest.mark.req("MWP-WRK-010")
+@pytest.mark.parametrize(
+    ("scenario", "bound"),
+    [(DISPATCH_BOUND_ATTAINED, "dispatches"), (TIME_BOUND_ATTAINED, "ticks")],
+    ids=["dispatch-bound", "time-bound"],
+)
+def test_the_starvation_bounds_are_attained(scenario: dict[str, object], bound: str) -> None:
+    # The bounds are exact, not slack: an off-by-one in the Scheduler's ties or in K_g fails here
+    # even when no generated scenario happens to reach a bound.
+    assert getattr(_run_within_the_bounds(scenario), bound) == 0
+
+
+def _run_within_the_bounds(scenario: dict[str, object]) -> Closest:
+    """Run a scenario, asserting every bound at every dispatch; return how close it came."""
     weights_in: list[float] = scenario["weights"]  # type: ignore[assignment]
     quotas_in: list[int | None] = scenario["quotas"]  # type: ignore[assignment]
     n_slots: int = scenario["slots"]  # type: ignore[assignment]
@@ -264,6 +326,7 @@ def test_any_ready_group_is_served_within_the_bound_whatever_the_arrivals(
         if a.gate_opens_after is not None:
             gates.setdefault(tick + a.gate_opens_after + 1, []).append(wid)
 
+    closest = Closest(dispatches=-(10**9), ticks=-(10**9))
     waiting_since: dict[str, tuple[int, int] | None] = dict.fromkeys(groups)  # (tick, others)
     eligible_since: dict[str, int | None] = dict.fromkeys(groups)
     gates: dict[int, list[str]] = {}
@@ -299,6 +362,10 @@ def test_any_ready_group_is_served_within_the_bound_whatever_the_arrivals(
                     if wait is not None:
                         assert wait[1] <= bound[g], (g, wait, bound)
                         assert tick - wait[0] <= time_bound[g], (g, wait, tick, time_bound)
+                        closest = Closest(
+                            dispatches=max(closest.dispatches, wait[1] - bound[g]),
+                            ticks=max(closest.ticks, tick - wait[0] - time_bound[g]),
+                        )
                     since = eligible_since[g]
                     if since is not None:
                         assert tick - since <= time_bound[g] + D_MAX, (g, since, tick)
@@ -313,3 +380,4 @@ def test_any_ready_group_is_served_within_the_bound_whatever_the_arrivals(
     for shown, request in sim.requests:
         assert shown.at_safe_point and shown.preemptible
         assert shown.work_item_id == request.work_item_id
+    return closest
