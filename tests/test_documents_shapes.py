@@ -14,20 +14,14 @@ import pytest
 
 from mwp_local.protocol.documents.ecma import Regex
 from mwp_local.protocol.documents.problems import Problem, render_path
-from mwp_local.protocol.documents.shapes import (
+from mwp_local.protocol.documents.shapes import Bool, Const, Enum, Int, Minimum, Num, Str
+from mwp_local.protocol.documents.structures import (
     Arr,
-    Bool,
-    Const,
-    Enum,
     Forbids,
     Has,
     If,
-    Int,
-    Minimum,
     MinItems,
-    Num,
     Obj,
-    Str,
     Tagged,
     Where,
 )

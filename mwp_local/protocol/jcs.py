@@ -156,7 +156,8 @@ def canonicalize_reference(value: Any) -> bytes:
     return "".join(out).encode("utf-8")
 
 
-def _fast(value: Any, out: list[bytes]) -> None:
+def _generic(value: Any, out: list[bytes]) -> None:
+    """The general fast path: any value, subclasses of the JSON types included."""
     if isinstance(value, str):
         try:
             out.append(orjson.dumps(value))
@@ -185,14 +186,14 @@ def _fast(value: Any, out: list[bytes]) -> None:
             except TypeError:
                 raise JcsError("member name contains an unpaired Unicode surrogate") from None
             out.append(b":")
-            _fast(value[name], out)
+            _encode(value[name], out)
         out.append(b"}")
     elif isinstance(value, list | tuple):
         out.append(b"[")
         for i, item in enumerate(value):
             if i:
                 out.append(b",")
-            _fast(item, out)
+            _encode(item, out)
         out.append(b"]")
     elif value is None:
         out.append(b"null")
@@ -207,13 +208,140 @@ def _fast(value: Any, out: list[bytes]) -> None:
     elif isinstance(value, NonFiniteNumber):
         raise JcsError(f"number {value.text} is outside finite binary64")
     elif isinstance(value, Mapping):
-        _fast(dict(value), out)
+        _encode(dict(value), out)
     else:
         raise JcsError(f"{type(value).__name__} is not a JSON value")
+
+
+_INT_LIMIT = 2**53
+#: ``"name":`` (and ``,"name":``) of ASCII member names already seen: protocol documents reuse a
+#: few hundred names, and encoding each once saves an ``orjson.dumps`` per member. Bounded, so
+#: that free-form payloads with ever-new names cannot grow it without limit.
+_NAME_CACHE: dict[str, tuple[bytes, bytes]] = {}
+_NAME_CACHE_LIMIT = 8192
+
+
+def _name_bytes(name: str) -> tuple[bytes, bytes]:
+    cached = _NAME_CACHE.get(name)
+    if cached is None:
+        encoded = orjson.dumps(name) + b":"
+        cached = (encoded, b"," + encoded)
+        if len(_NAME_CACHE) < _NAME_CACHE_LIMIT:
+            _NAME_CACHE[name] = cached
+    return cached
+
+
+def _encode(value: Any, out: list[bytes]) -> None:
+    """Dispatch on the exact type: the plain JSON types take the short paths below, anything
+    else (subclasses, floats, other mappings, refused values) goes through ``_generic``, so the
+    bytes and the errors are those of ``_generic`` in every case."""
+    kind = type(value)
+    if kind is dict:
+        _encode_dict(value, out)
+    elif kind is str:
+        try:
+            out.append(orjson.dumps(value))
+        except TypeError:
+            raise JcsError("string contains an unpaired Unicode surrogate") from None
+    elif kind is list or kind is tuple:
+        _encode_list(value, out)
+    elif kind is int and -_INT_LIMIT <= value <= _INT_LIMIT:
+        out.append(b"%d" % value)
+    else:
+        _generic(value, out)
+
+
+def _encode_list(value: list[Any] | tuple[Any, ...], out: list[bytes]) -> None:
+    append = out.append
+    append(b"[")
+    first = True
+    for item in value:
+        if first:
+            first = False
+        else:
+            append(b",")
+        kind = type(item)
+        if kind is str:
+            try:
+                append(orjson.dumps(item))
+            except TypeError:
+                raise JcsError("string contains an unpaired Unicode surrogate") from None
+        elif kind is dict:
+            _encode_dict(item, out)
+        else:
+            _encode(item, out)
+    append(b"]")
+
+
+def _encode_dict(value: dict[Any, Any], out: list[bytes]) -> None:
+    try:
+        ascii_names = "".join(value).isascii()
+    except TypeError:  # a member name that is not a string
+        ascii_names = False
+    if not ascii_names:
+        _generic(value, out)
+        return
+    append = out.append
+    append(b"{")
+    first = True
+    for name in sorted(value):  # ASCII: code-point order equals UTF-16 order
+        encoded, after_comma = _name_bytes(name)
+        if first:
+            append(encoded)
+            first = False
+        else:
+            append(after_comma)
+        item = value[name]
+        kind = type(item)
+        if kind is str:
+            try:
+                append(orjson.dumps(item))
+            except TypeError:
+                raise JcsError("string contains an unpaired Unicode surrogate") from None
+        elif kind is dict:
+            _encode_dict(item, out)
+        elif kind is int and -_INT_LIMIT <= item <= _INT_LIMIT:
+            append(b"%d" % item)
+        elif kind is list:
+            _encode_list(item, out)
+        else:
+            _encode(item, out)
+    append(b"}")
 
 
 def canonicalize(value: Any) -> bytes:
     """RFC 8785 canonical bytes of ``value`` (fast path; identical to the reference)."""
     out: list[bytes] = []
-    _fast(value, out)
+    _encode(value, out)
     return b"".join(out)
+
+
+def encode_members(obj: Mapping[str, Any]) -> dict[str, bytes] | None:
+    """The canonical bytes of each member value of a JSON object, keyed by member name.
+
+    With :func:`join_members` this gives ``canonicalize(obj)`` and, without walking the values
+    again, the canonical bytes of the same object with members left out or added (a signed
+    document with and without its ``signature``). Values are encoded in canonical member order,
+    so a ``JcsError`` is the one ``canonicalize(obj)`` raises. Returns ``None`` (encoding
+    nothing) unless ``obj`` is a ``dict`` whose member names are all ASCII strings; callers then
+    use :func:`canonicalize`.
+    """
+    if type(obj) is not dict:
+        return None
+    try:
+        if not "".join(obj).isascii():
+            return None
+    except TypeError:  # a member name that is not a string
+        return None
+    members: dict[str, bytes] = {}
+    for name in sorted(obj):
+        out: list[bytes] = []
+        _encode(obj[name], out)
+        members[name] = b"".join(out)
+    return members
+
+
+def join_members(members: Mapping[str, bytes]) -> bytes:
+    """The canonical bytes of an object from its members' canonical value bytes (ASCII member
+    names, as :func:`encode_members` returns them)."""
+    return b"{" + b",".join(_name_bytes(name)[0] + members[name] for name in sorted(members)) + b"}"

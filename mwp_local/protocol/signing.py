@@ -15,6 +15,7 @@ after. The wire message of a failure never says which check failed; ``ProtocolEr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,7 +26,7 @@ from . import documents, ed25519
 from .b64 import b64url_decode, b64url_encode
 from .errors import ErrorCode, ProtocolError
 from .hashing import sha256_id
-from .jcs import JcsError, canonicalize
+from .jcs import JcsError, canonicalize, encode_members, join_members
 from .jsontext import parse_strict
 from .registry import (
     ED25519,
@@ -286,21 +287,55 @@ def verify_parsed(
     profile: SignedDocumentProfile, document: Any, registry: RegistryEvidence
 ) -> VerifiedDocument:
     """Stages 2-6 on a value produced by ``parse_strict`` (stage 1 already passed)."""
-    _stage_schema(profile, document)
-    signer, parts, protected = _stage_envelope(profile, document)
-    envelope = document["signature"]
-    binding, organization_id = _stage_key_resolution(registry, envelope["keyId"], signer, protected)
+    return _verify(profile, document, registry)[0]
+
+
+def verify_parsed_canonical(
+    profile: SignedDocumentProfile, document: Any, registry: RegistryEvidence
+) -> tuple[VerifiedDocument, bytes | None]:
+    """``verify_parsed``, also returning the canonical bytes of the whole document (signature
+    included), joined from the member encodings the signing bytes were made of, so the document
+    is walked once. The second item is ``None`` when they cannot be reused; ``canonicalize`` the
+    document then."""
+    verified, members = _verify(profile, document, registry)
+    if members is None:
+        return verified, None
     try:
-        message = signing_bytes(document)
-    except JcsError as exc:
-        raise _fail(
-            Stage.CANONICALIZATION,
-            "jcs-data-model",
-            f"The document holds a value outside the RFC 8785 / I-JSON data model: {exc}",
-        ) from None
-    if not ed25519.equation_holds(binding.key_bytes, parts, message):
-        raise _fail(Stage.SIGNATURE, "signature-mismatch", "The Ed25519 signature does not verify.")
-    return VerifiedDocument(
+        signature = canonicalize(document["signature"])
+    except JcsError:
+        return verified, None
+    return verified, join_members({**members, "signature": signature})
+
+
+def _verify(
+    profile: SignedDocumentProfile, document: Any, registry: RegistryEvidence
+) -> tuple[VerifiedDocument, dict[str, bytes] | None]:
+    _stage_schema(profile, document)
+    signer, parts, protected, deferred = _stage_envelope(profile, document)
+    try:
+        envelope = document["signature"]
+        binding, organization_id = _stage_key_resolution(
+            registry, envelope["keyId"], signer, protected
+        )
+        try:
+            members = encode_members(unsigned_view(document))
+            message = join_members(members) if members is not None else signing_bytes(document)
+        except JcsError as exc:
+            raise _fail(
+                Stage.CANONICALIZATION,
+                "jcs-data-model",
+                f"The document holds a value outside the RFC 8785 / I-JSON data model: {exc}",
+            ) from None
+        if not ed25519.equation_holds(binding.key_bytes, parts, message):
+            raise _fail(
+                Stage.SIGNATURE, "signature-mismatch", "The Ed25519 signature does not verify."
+            )
+    except BaseException:
+        # A later stage failed: if stage 3's deferred check fails, that is the first failure.
+        if deferred is not None:
+            _decode_signature(deferred)
+        raise
+    verified = VerifiedDocument(
         profile=profile.profile_id,
         document=document,
         signing_bytes=message,
@@ -311,6 +346,7 @@ def verify_parsed(
         key_interval=binding.interval,
         organization_id=organization_id,
     )
+    return verified, members
 
 
 def _stage_schema(profile: SignedDocumentProfile, document: Any) -> None:
@@ -338,14 +374,62 @@ def _stage_schema(profile: SignedDocumentProfile, document: Any) -> None:
     # schema-declared timestamps, so a profile failure here is a schema failure.
     for pointer in (profile.protected_time_pointer, "/signature/createdAt"):
         try:
-            parse_timestamp(resolve_pointer(document, pointer))
+            _parse_time(resolve_pointer(document, pointer))
         except (LookupError, ValueError) as exc:
             raise _fail(Stage.SCHEMA, "timestamp-profile", f"{pointer}: {exc}") from None
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse_time_text(text: str) -> Timestamp:
+    return parse_timestamp(text)
+
+
+def _parse_time(value: object) -> Timestamp:
+    """``parse_timestamp``, remembering recent texts: stages 2 and 3 read the same protected
+    time, and a batch of documents shares a few (``Timestamp`` is immutable; a refusal is not
+    remembered, so it raises afresh with its own message)."""
+    return _parse_time_text(value) if type(value) is str else parse_timestamp(value)
+
+
+def _decode_signature(raw: bytes) -> ed25519.SignatureParts:
+    """Every stage-3 check of the signature bytes, as ``ed25519.decode_signature`` makes them."""
+    try:
+        return ed25519.decode_signature(raw)
+    except ed25519.Ed25519Error as exc:
+        reason = exc.reason if exc.reason.startswith("signature-") else f"signature-{exc.reason}"
+        raise _fail(Stage.SIGNATURE_ENVELOPE, reason, str(exc)) from None
+
+
+_Y_MASK: Final[int] = (1 << 255) - 1
+
+
+def _decode_signature_deferred(raw: bytes) -> tuple[ed25519.SignatureParts, bytes | None]:
+    """``_decode_signature`` that may leave one check for later: the signature's parts, and the
+    raw signature when R's prime-order-subgroup check (a scalar multiplication, about as costly
+    as the verification itself) was deferred.
+
+    Deferring it changes no verdict. The cheap checks (length, canonical y, no negative zero,
+    ``S < L``) run here, exactly as in ``ed25519.decode_signature``. libsodium's verification
+    accepts only when ``Renc`` is byte for byte the encoding of ``[S]B - [k]A``, a point of the
+    prime-order subgroup (the Registry admits only such keys ``A``), so a signature that
+    verifies has an R that passes the deferred check; when a later stage fails instead,
+    ``_verify`` runs the deferred check first and reports it if it fails, so the first failing
+    stage is still the one reported.
+    """
+    if len(raw) == ed25519.SIGNATURE_LENGTH:
+        r_encoding = raw[:32]
+        r_value = int.from_bytes(r_encoding, "little")
+        y = r_value & _Y_MASK
+        s = int.from_bytes(raw[32:], "little")
+        if y < ed25519.P and not (r_value >> 255 and y in (1, ed25519.P - 1)) and s < ed25519.L:
+            parts = ed25519.SignatureParts(r_encoding=r_encoding, s=s)
+            return parts, (None if r_encoding == ed25519.IDENTITY_ENCODING else raw)
+    return _decode_signature(raw), None
+
+
 def _stage_envelope(
     profile: SignedDocumentProfile, document: dict[str, Any]
-) -> tuple[ExpectedSigner, ed25519.SignatureParts, Timestamp]:
+) -> tuple[ExpectedSigner, ed25519.SignatureParts, Timestamp, bytes | None]:
     envelope = document["signature"]
     protected_text = resolve_pointer(document, profile.protected_time_pointer)
     created_at = envelope["createdAt"]
@@ -371,12 +455,8 @@ def _stage_envelope(
         raw = b64url_decode(envelope["value"])
     except ValueError as exc:
         raise _fail(Stage.SIGNATURE_ENVELOPE, "signature-encoding", str(exc)) from None
-    try:
-        parts = ed25519.decode_signature(raw)
-    except ed25519.Ed25519Error as exc:
-        reason = exc.reason if exc.reason.startswith("signature-") else f"signature-{exc.reason}"
-        raise _fail(Stage.SIGNATURE_ENVELOPE, reason, str(exc)) from None
-    return signer, parts, parse_timestamp(protected_text)
+    parts, deferred = _decode_signature_deferred(raw)
+    return signer, parts, _parse_time(protected_text), deferred
 
 
 def _stage_key_resolution(
@@ -418,19 +498,40 @@ def sign_document(
     the signature covers the JCS form of the document without a top-level ``signature``. A
     document that already carries a ``signature`` is refused rather than silently re-signed.
     """
+    return sign_document_canonical(profile_id, unsigned_document, key_pair, key_id)[0]
+
+
+def sign_document_canonical(
+    profile_id: str,
+    unsigned_document: Mapping[str, Any],
+    key_pair: ed25519.SigningKeyPair,
+    key_id: str,
+) -> tuple[dict[str, Any], dict[str, bytes] | None]:
+    """``sign_document``, also returning the canonical bytes of each member of the signed
+    document (``jcs.encode_members``; ``None`` when the member names are not all ASCII), so that
+    the signed document's canonical form (``jcs.join_members``) and its members' need no second
+    walk."""
     profile = PROFILES[profile_id]
     if "signature" in unsigned_document:
         raise ValueError("the document already has a top-level signature")
     protected = resolve_pointer(unsigned_document, profile.protected_time_pointer)
     if not isinstance(protected, str) or not is_utc_z(protected):
         raise ValueError(f"{profile.protected_time_pointer} must be a UTC timestamp ending in Z")
-    parse_timestamp(protected)
+    _parse_time(protected)
     document = dict(unsigned_document)
-    value = b64url_encode(key_pair.sign(canonicalize(document)))
-    document["signature"] = {
+    members = encode_members(document)
+    message = join_members(members) if members is not None else canonicalize(document)
+    value = b64url_encode(key_pair.sign(message))
+    envelope = {
         "algorithm": ED25519,
         "keyId": key_id,
         "createdAt": protected,
         "value": value,
     }
-    return document
+    document["signature"] = envelope
+    if members is not None:
+        try:
+            members["signature"] = canonicalize(envelope)
+        except JcsError:
+            members = None
+    return document, members

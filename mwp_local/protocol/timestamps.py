@@ -14,6 +14,7 @@ generic JSON Schema ``date-time`` (that would admit leap seconds and ``-00:00``)
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -61,9 +62,17 @@ class Timestamp:
 
 
 def parse_timestamp(text: object) -> Timestamp:
-    """Parse ``text`` under the profile; raise ``ValueError`` saying what is wrong."""
+    """Parse ``text`` under the profile; raise ``ValueError`` saying what is wrong.
+
+    Parsing is a pure function of the text and ``Timestamp`` is immutable, so valid texts are
+    remembered (protocol documents repeat the same deadlines and instants many times)."""
     if not isinstance(text, str):
         raise ValueError("a timestamp must be a string")
+    return _parse_text(text)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _parse_text(text: str) -> Timestamp:
     m = _RFC3339.fullmatch(text)
     if m is None:
         raise ValueError(f"{text!r} is not an RFC 3339 date-time")

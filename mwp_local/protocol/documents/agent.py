@@ -35,7 +35,8 @@ from .common import (
     text,
 )
 from .formats import URI
-from .shapes import FREE_OBJECT, Arr, Const, Enum, Obj, Shape, Str
+from .shapes import Const, Enum, Shape, Str
+from .structures import FREE_OBJECT, Arr, Obj
 from .wire import WireObject
 
 __all__ = [

@@ -35,7 +35,8 @@ from .common import (
     Signature,
     text,
 )
-from .shapes import FREE_OBJECT, AnyOf, Arr, Const, Enum, Obj, Shape
+from .shapes import Const, Enum, Shape
+from .structures import FREE_OBJECT, AnyOf, Arr, Obj
 from .wire import WireObject
 
 __all__ = [

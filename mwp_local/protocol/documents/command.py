@@ -35,21 +35,8 @@ from .kinds import (
     ORGANIZATION_SCOPED_COMMAND_KINDS,
     CommandKind,
 )
-from .shapes import (
-    FREE_OBJECT,
-    AllOf,
-    AnyOf,
-    Const,
-    Enum,
-    Forbids,
-    Has,
-    If,
-    Not,
-    Obj,
-    Shape,
-    Str,
-    Where,
-)
+from .shapes import Const, Enum, Shape, Str
+from .structures import FREE_OBJECT, AllOf, AnyOf, Forbids, Has, If, Not, Obj, Where
 from .wire import WireObject
 
 __all__ = ["COMMAND", "EXTENSION_KIND", "Command", "CommandKind"]

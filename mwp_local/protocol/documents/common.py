@@ -15,20 +15,8 @@ from enum import StrEnum
 from typing import Any, ClassVar, Final, Literal
 
 from .formats import DATE_TIME, URI
-from .shapes import (
-    ANY,
-    AnyOf,
-    Arr,
-    Bool,
-    Const,
-    Enum,
-    Int,
-    Num,
-    Obj,
-    Shape,
-    Str,
-    Where,
-)
+from .shapes import ANY, Bool, Const, Enum, Int, Num, Shape, Str
+from .structures import AnyOf, Arr, Obj, Where
 from .wire import WireObject
 
 PROTOCOL_VERSION: Final = "0.1"

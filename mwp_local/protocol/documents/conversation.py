@@ -24,7 +24,8 @@ from .common import (
     Extensions,
     text,
 )
-from .shapes import ANY, Arr, Const, Enum, Has, If, Obj, Shape, Tagged, Where
+from .shapes import ANY, Const, Enum, Shape
+from .structures import Arr, Has, If, Obj, Tagged, Where
 from .wire import WireObject
 
 __all__ = [

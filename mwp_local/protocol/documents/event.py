@@ -30,7 +30,8 @@ from .common import (
     Signature,
 )
 from .kinds import ORGANIZATION_SCOPED_EVENT_KINDS, EventKind
-from .shapes import FREE_OBJECT, AllOf, AnyOf, Const, Enum, Forbids, Has, If, Obj, Shape, Where
+from .shapes import Const, Enum, Shape
+from .structures import FREE_OBJECT, AllOf, AnyOf, Forbids, Has, If, Obj, Where
 from .wire import WireObject
 
 __all__ = ["EVENT", "Cause", "CauseType", "Event", "EventKind"]

@@ -29,7 +29,8 @@ from .common import (
 )
 from .event import EVENT, Event
 from .governance import ERROR, Error
-from .shapes import Arr, Bool, Const, Obj, Shape, Str, Tagged
+from .shapes import Bool, Const, Shape, Str
+from .structures import Arr, Obj, Tagged
 from .wire import WireObject, validate_shape
 
 __all__ = [

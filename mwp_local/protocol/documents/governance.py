@@ -33,20 +33,8 @@ from .common import (
     Signature,
     text,
 )
-from .shapes import (
-    FREE_OBJECT,
-    AllOf,
-    Arr,
-    Bool,
-    Const,
-    Enum,
-    Has,
-    If,
-    MinItems,
-    Obj,
-    Shape,
-    Where,
-)
+from .shapes import Bool, Const, Enum, Shape
+from .structures import FREE_OBJECT, AllOf, Arr, Has, If, MinItems, Obj, Where
 from .wire import WireObject
 
 __all__ = [

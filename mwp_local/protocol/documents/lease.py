@@ -13,7 +13,8 @@ from enum import StrEnum
 from typing import ClassVar, Final
 
 from .common import ID, POSITIVE_INTEGER, SAFE_INTEGER, TIMESTAMP
-from .shapes import Const, Enum, Forbids, Has, If, Minimum, Obj, Shape, Str, Where
+from .shapes import Const, Enum, Minimum, Shape, Str
+from .structures import Forbids, Has, If, Obj, Where
 from .wire import WireObject
 
 __all__ = ["LEASE", "Lease", "LeaseState", "LeaseType"]

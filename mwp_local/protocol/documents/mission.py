@@ -33,7 +33,8 @@ from .common import (
     Extensions,
     text,
 )
-from .shapes import AllOf, Arr, Bool, Const, Enum, Forbids, Has, If, Not, Obj, Shape, Str, Where
+from .shapes import Bool, Const, Enum, Shape, Str
+from .structures import AllOf, Arr, Forbids, Has, If, Not, Obj, Where
 from .wire import WireObject
 
 __all__ = [

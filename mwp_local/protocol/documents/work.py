@@ -37,7 +37,8 @@ from .common import (
     ResourceGrant,
     text,
 )
-from .shapes import FREE_OBJECT, Arr, Bool, Enum, Has, If, Num, Obj, Shape, Str, Where
+from .shapes import Bool, Enum, Num, Shape, Str
+from .structures import FREE_OBJECT, Arr, Has, If, Obj, Where
 from .wire import WireObject
 
 __all__ = [

@@ -1,0 +1,354 @@
+"""The fast paths taken for speed give exactly the results of the plain paths they shortcut.
+
+* ``jcs.canonicalize`` (exact-type dispatch, cached member names) against the general encoder
+  ``jcs._generic`` and the reference, bytes and errors alike; ``encode_members`` +
+  ``join_members`` against ``canonicalize``;
+* ``Shape.ok`` against collecting every problem with ``Shape.check``, on the corpus seeds and
+  their mutants;
+* stage 3's deferred subgroup check of R: a bad R is still reported at stage 3 when a later stage
+  would also fail;
+* the DuckDB store's projection statements (``VALUES`` parameters, ``unnest`` deletes of many
+  composite keys) against the in-memory store;
+* the Authority's reuse of canonical bytes: stored texts equal ``canonicalize`` of the documents;
+  replay with signature verification gives the same state and refuses a forged Event.
+
+No speed is measured here.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import random
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mwp_local.protocol import documents, ed25519, jcs
+from mwp_local.protocol.documents import Problem
+from mwp_local.protocol.errors import ProtocolError
+from mwp_local.protocol.jsontext import NonFiniteNumber, parse_strict
+from mwp_local.protocol.registry import KeyBinding, Principal, Registry
+from mwp_local.protocol.signing import profile_for, sign_document, verify_parsed
+from mwp_local.protocol.timestamps import parse_timestamp
+from mwp_local.store.duckdb_log import DuckDBLogStore
+from mwp_local.store.memory import MemoryLogStore
+from mwp_local.store.records import Batch, ProjectionDelta
+from tests.test_documents_corpus import SEEDS
+from tests.test_documents_equivalence import mutants
+
+# --------------------------------------------------------------------------- JCS
+
+
+class _Color(enum.Enum):
+    RED = "red"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Name(str):
+    pass
+
+
+def _outcome(encode: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return ("bytes", encode(value))
+    except jcs.JcsError as exc:
+        return ("error", str(exc))
+
+
+def _generic(value: Any) -> bytes:
+    out: list[bytes] = []
+    jcs._generic(value, out)
+    return b"".join(out)
+
+
+_keys = st.one_of(
+    st.text(max_size=6),
+    st.sampled_from(["a", "b", "\ue000", "\U0001f600", "é", "", "signature", "\ud800"]),
+)
+_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**60), max_value=2**60),
+    st.sampled_from([2**53, -(2**53), 2**53 + 1, 10**400]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.sampled_from(["\ud800", _Name("sub"), _Color.RED, _Level.HIGH, NonFiniteNumber("1e400")]),
+)
+_values = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(_keys, inner, max_size=4),
+        st.dictionaries(st.sampled_from(["k", "j"]), inner, max_size=2).map(MappingProxyType),
+        st.dictionaries(st.integers(0, 3), inner, min_size=1, max_size=2),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values)
+def test_fast_canonicalize_equals_the_general_encoder_bytes_and_errors(value: Any) -> None:
+    assert _outcome(jcs.canonicalize, value) == _outcome(_generic, value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values)
+def test_fast_canonicalize_accepts_and_refuses_what_the_reference_does(value: Any) -> None:
+    fast, reference = _outcome(jcs.canonicalize, value), _outcome(jcs.canonicalize_reference, value)
+    assert fast[0] == reference[0]
+    if fast[0] == "bytes":
+        assert fast == reference
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_keys, _values, max_size=6))
+def test_members_joined_equal_the_whole_object(value: dict[Any, Any]) -> None:
+    try:
+        members = jcs.encode_members(value)
+    except jcs.JcsError as exc:
+        with pytest.raises(jcs.JcsError) as whole:
+            jcs.canonicalize(value)
+        assert str(whole.value) == str(exc)
+        return
+    if members is None:
+        assert not "".join(k for k in value if isinstance(k, str)).isascii() or any(
+            not isinstance(k, str) for k in value
+        )
+        return
+    assert jcs.join_members(members) == jcs.canonicalize(value)
+    without = {k: v for k, v in members.items() if k != "signature"}
+    assert jcs.join_members(without) == jcs.canonicalize(
+        {k: v for k, v in value.items() if k != "signature"}
+    )
+
+
+def test_members_of_anything_but_a_plain_dict_are_not_encoded() -> None:
+    assert jcs.encode_members(MappingProxyType({"a": 1})) is None
+    assert jcs.encode_members({"é": 1}) is None
+    assert jcs.encode_members({1: 1}) is None
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _checked(shape: documents.Shape, value: Any) -> list[Problem]:
+    out: list[Problem] = []
+    shape.check(value, (), out)
+    return out
+
+
+@functools.cache
+def _corpus() -> dict[str, list[tuple[str, Any]]]:
+    rng = random.Random(20260716)
+    out: dict[str, list[tuple[str, Any]]] = {}
+    for schema, label, doc in SEEDS:
+        cases = out.setdefault(schema, [])
+        cases.append((label, doc))
+        cases += [(f"{label} / {what}", m) for what, m in mutants(doc, (25, 8), rng)]
+    return out
+
+
+@pytest.mark.parametrize("schema", sorted(documents.SCHEMAS))
+def test_ok_is_exactly_no_problem_found_on_seeds_and_mutants(schema: str) -> None:
+    shape = documents.SCHEMAS[schema]
+    cases = _corpus()[schema]
+    assert cases
+    for label, doc in cases:
+        found = _checked(shape, doc)
+        assert shape.ok(doc) == (not found), label
+        assert shape.problems(doc) == found, label
+
+
+# --------------------------------------------------------------------------- signing
+
+
+def _registry(key: ed25519.SigningKeyPair) -> Registry:
+    return Registry(
+        organization_id="urn:missionweaveprotocol:organization:o",
+        bindings=(
+            KeyBinding(
+                key_id="urn:missionweaveprotocol:key:owner",
+                principal=Principal(type="human", id="urn:missionweaveprotocol:human:owner"),
+                algorithm="Ed25519",
+                public_key=jcs_b64(key.public_key),
+                valid_from=parse_timestamp("2020-01-01T00:00:00Z"),
+            ),
+        ),
+    )
+
+
+def jcs_b64(data: bytes) -> str:
+    from mwp_local.protocol.b64 import b64url_encode
+
+    return b64url_encode(data)
+
+
+def _command(key: ed25519.SigningKeyPair, key_id: str) -> dict[str, Any]:
+    return sign_document(
+        "command",
+        {
+            "protocolVersion": "0.1",
+            "actionId": "urn:uuid:00000000-0000-4000-8000-000000000001",
+            "actor": {"type": "human", "id": "urn:missionweaveprotocol:human:owner"},
+            "kind": "mission.approve",
+            "correlationId": "urn:uuid:00000000-0000-4000-8000-000000000002",
+            "issuedAt": "2026-07-15T00:00:00Z",
+            "groupId": "urn:missionweaveprotocol:group:g",
+            "membershipEpoch": 1,
+            "payload": {},
+        },
+        key,
+        key_id,
+    )
+
+
+def _with_r(doc: dict[str, Any], r_encoding: bytes) -> dict[str, Any]:
+    from mwp_local.protocol.b64 import b64url_decode
+
+    signature = b64url_decode(doc["signature"]["value"])
+    forged = dict(doc)
+    forged["signature"] = {**doc["signature"], "value": jcs_b64(r_encoding + signature[32:])}
+    return forged
+
+
+def _mixed_order(r_encoding: bytes) -> bytes:
+    # R plus the point of order 2, (0, -1): on the curve, outside the prime-order subgroup.
+    from nacl.bindings import crypto_core_ed25519_add
+
+    order_two = (ed25519.P - 1).to_bytes(32, "little")
+    return bytes(crypto_core_ed25519_add(r_encoding, order_two))
+
+
+def _stage(doc: dict[str, Any], registry: Registry) -> tuple[str | None, str | None]:
+    try:
+        verify_parsed(profile_for("command"), parse_strict(jcs.canonicalize(doc)), registry)
+    except ProtocolError as exc:
+        return exc.stage, exc.reason
+    return None, None
+
+
+def test_a_mixed_order_r_is_reported_at_stage_3_whatever_fails_later() -> None:
+    key = ed25519.SigningKeyPair.from_seed(b"\x01" * 32)
+    registry = _registry(key)
+    good = _command(key, "urn:missionweaveprotocol:key:owner")
+    assert _stage(good, registry) == (None, None)
+    from mwp_local.protocol.b64 import b64url_decode
+
+    r = b64url_decode(good["signature"]["value"])[:32]
+    bad_r = _with_r(good, _mixed_order(r))
+    assert _stage(bad_r, registry) == ("signature-envelope", "signature-r-mixed-order")
+    unknown_key = {**bad_r, "signature": {**bad_r["signature"], "keyId": "urn:x:key:nobody"}}
+    assert _stage(unknown_key, registry) == ("signature-envelope", "signature-r-mixed-order")
+    tampered = {**bad_r, "payload": {"changed": True}}
+    assert _stage(tampered, registry) == ("signature-envelope", "signature-r-mixed-order")
+    # With a good R, the later stages report as before.
+    good_unknown = {**good, "signature": {**good["signature"], "keyId": "urn:x:key:nobody"}}
+    assert _stage(good_unknown, registry) == ("key-resolution", "unknown-key")
+    assert _stage({**good, "payload": {"changed": True}}, registry) == (
+        "signature",
+        "signature-mismatch",
+    )
+
+
+# --------------------------------------------------------------------------- store
+
+
+def _budget(scope: str, dimension: str, used: float) -> dict[str, Any]:
+    return {
+        "scope_type": "work_item",
+        "scope_id": scope,
+        "dimension": dimension,
+        "limit_value": 10.0,
+        "used_value": used,
+        "remaining_value": 10.0 - used,
+    }
+
+
+def test_large_and_small_projection_changes_agree_between_duckdb_and_memory(
+    tmp_path: Path,
+) -> None:
+    stores = [DuckDBLogStore(tmp_path / "log.duckdb"), MemoryLogStore()]
+    dims = ["financial", "toolCalls", "modelTokens"]
+    for store in stores:
+        first = tuple(_budget(f"w{i}", d, 1.0) for i in range(10) for d in dims)  # 30 rows
+        store.commit(Batch(projections=ProjectionDelta(upserts={"proj_budgets": first})))
+        again = tuple(_budget(f"w{i}", d, 2.0 + i) for i in range(4) for d in dims)  # 12 rows
+        gone = tuple(("work_item", f"w{i}", d) for i in (8, 9) for d in dims)  # 6 keys
+        store.commit(
+            Batch(
+                projections=ProjectionDelta(
+                    upserts={"proj_budgets": again}, deletes={"proj_budgets": gone}
+                )
+            )
+        )
+        few = tuple(("work_item", "w5", d) for d in dims[:2])
+        store.commit(Batch(projections=ProjectionDelta(deletes={"proj_budgets": few})))
+    duck, memory = (s.projection_rows("proj_budgets") for s in stores)
+    assert duck == memory
+    assert len(duck) == 30 - 6 - 2
+    stores[0].close()
+
+
+# --------------------------------------------------------------------------- Authority
+
+
+def test_stored_texts_are_the_canonical_forms_of_the_documents(tmp_path: Path) -> None:
+    from tests.authority.world import LoggedWorld
+
+    world = LoggedWorld(DuckDBLogStore(tmp_path / "log.duckdb"))
+    world.bootstrap()
+    world.create_mission()
+    world.run_to_submitted("urn:mwp-local:work:fast")
+    store = world.log.store
+    events = list(store.events())
+    assert len(events) == len(world.events)
+    for record, doc in zip(events, world.events, strict=True):
+        assert record.document == jcs.canonicalize(doc).decode("utf-8")
+        assert record.payload_json == jcs.canonicalize(doc["payload"]).decode("utf-8")
+        assert record.occurred_at_us == parse_timestamp(doc["occurredAt"]).epoch_micros
+    for receipt in store.receipts():
+        command = parse_strict(receipt.command_document)
+        assert receipt.command_document == jcs.canonicalize(command).decode("utf-8")
+    store.close()
+
+
+def test_replay_with_signature_checks_gives_the_same_state_and_refuses_a_forgery(
+    tmp_path: Path,
+) -> None:
+    import duckdb
+
+    from mwp_local.group_log import replay
+    from tests.authority.world import LoggedWorld
+
+    path = tmp_path / "log.duckdb"
+    world = LoggedWorld(DuckDBLogStore(path))
+    world.bootstrap()
+    world.create_mission()
+    world.run_to_submitted("urn:mwp-local:work:replayed")
+    store = world.log.store
+    plain = replay(world.org, store).projection_rows()
+    checked = replay(world.org, store, verify_signatures=True).projection_rows()
+    assert plain == checked
+    world.log.rebuild_projections(verify_signatures=True)
+    store.close()
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "UPDATE log_events SET document = replace(document, 'Implement', 'Imp1ement') "
+            "WHERE kind = 'work.authorized'"
+        )
+    forged = DuckDBLogStore(path, read_only=True)
+    replay(world.org, forged)  # replay alone trusts the log
+    with pytest.raises(ProtocolError) as refused:
+        replay(world.org, forged, verify_signatures=True)
+    assert refused.value.reason == "signature-mismatch"
+    forged.close()
