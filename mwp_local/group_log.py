@@ -6,13 +6,15 @@ Command per transaction (``submit``, durable before it returns) or many Commands
 (``submit_many``, group commit: every outcome is acknowledged only after the shared commit). If a
 commit fails, the in-memory state is rolled back to what the log holds. Opening a GroupLog
 rebuilds the Authority's state by replaying the log through ``evolve`` (which re-checks the
-state tables), so the log is the only truth.
+state tables), so the log is the only truth. Replay trusts the log's signatures unless asked to
+verify them (``verify-log`` always does; ``replay(..., verify_signatures=True)`` and
+``rebuild_projections(verify_signatures=True)`` do it on request).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,7 @@ from .authority.tokens import AuthorizationService, CapabilityToken
 from .organization import Organization
 from .protocol.ed25519 import derive_seed
 from .protocol.jsontext import parse_strict
+from .protocol.signing import profile_for, verify_parsed
 from .protocol.timestamps import Timestamp
 from .store.base import LogStore
 from .store.records import Batch, EventRecord, ProjectionDelta, ReceiptRecord, RejectionRecord
@@ -44,11 +47,32 @@ def delta_from_rows(rows: dict[str, list[Any]]) -> ProjectionDelta:
     )
 
 
-def replay(org: Organization, store: LogStore) -> AuthorityState:
-    """A fresh state folded from every Event in the log, in log order."""
-    state = AuthorityState(registry=org.registry(), organization_id=org.organization_id)
+def _documents(store: LogStore) -> Iterator[str]:
+    """The signed text of every Event in log order (only that column, where the store can)."""
+    texts = getattr(store, "event_documents", None)
+    if callable(texts):
+        yield from texts()
+        return
     for record in store.events():
-        evolve(state, parse_strict(record.document))
+        yield record.document
+
+
+def replay(
+    org: Organization, store: LogStore, *, verify_signatures: bool = False
+) -> AuthorityState:
+    """A fresh state folded from every Event in the log, in log order.
+
+    With ``verify_signatures`` every Event's signature is first checked (the six stages of §6.4)
+    against the Registry as it stands at that point of the log; the first failure raises its
+    ``ProtocolError``.
+    """
+    state = AuthorityState(registry=org.registry(), organization_id=org.organization_id)
+    profile = profile_for("event")
+    for text in _documents(store):
+        document = parse_strict(text)
+        if verify_signatures:
+            verify_parsed(profile, document, state.registry)
+        evolve(state, document)
     for receipt in store.receipts():
         state.receipts[(receipt.actor_id, receipt.action_id)] = receipt
     state.take_touched()
@@ -217,10 +241,11 @@ class GroupLog:
                 self.state, token, now_us=now.epoch_micros, operation=operation
             )
 
-    def rebuild_projections(self) -> None:
-        """Drop every projection row and write them again from a replay of the log."""
+    def rebuild_projections(self, *, verify_signatures: bool = False) -> None:
+        """Drop every projection row and write them again from a replay of the log (verifying
+        every Event's signature first when asked; see ``replay``)."""
         with self._lock:
-            state = replay(self.org, self.store)
+            state = replay(self.org, self.store, verify_signatures=verify_signatures)
             rows = state.projection_rows()
             self.store.replace_projections(
                 {t: [r for r in items if not isinstance(r, tuple)] for t, items in rows.items()}

@@ -6,32 +6,53 @@ deterministic, and a seeded generator picks which agent acts when several want t
 gives a byte-identical log. Each step performs one agent action and reports the Command, its
 Events or its rejection (code, explanation, rule), and how the affected WorkItem or Mission
 changed.
+
+Each Worker keeps its per-Group inboxes, Cursors and work queues in its own file
+``DIR/agents/<name>.duckdb`` (or in memory with ``worker_files=False``). Between actions the
+Sandbox serves the Workers' slots: it obtains each capability token a slot asks for from the
+Group's Authorization Service and performs the slots' external operations on a simulated
+external system (``self.external``); neither counts as a step. ``restart_agent`` replaces a
+Worker's runtime by one rebuilt from its file, or by replay of the Group log if the file is gone,
+and has the control plane open a new Session for it (§6.3, §11.3).
+
+With a ``[delivery]`` table every committed Event reaches the agents through the delivery bus in
+both modes (``delivery.driver.BusDriver``): step mode runs its rounds between actions, threads
+mode has each agent's thread run its own session's rounds (``sim.threads``); Group-service
+outages, offline buffering and reconciliation behave alike in both.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agents.base import Intent
-from .agents.coordinator import CoordinatorPolicy
+from .agents.base import Intent, Policy
+from .agents.cast import cast_policies, wrap_worker
+from .agents.local_store import DuckDBLocalStore, LocalStore, MemoryLocalStore, agent_file
 from .agents.naming import mission_id
-from .agents.owner import MissionOwnerPolicy
 from .agents.runtime import AgentRuntime
+from .agents.scheduler import Scheduler
 from .agents.worker import WorkerPolicy
+from .agents.worker_execution import WorkFunction
+from .artifacts.blobs import BlobStore
 from .authority import Accepted, AuthorityConfig
+from .authority.context import derived_uuid
 from .authority.pipeline import Outcome
+from .authority.tokens import CapabilityToken
+from .delivery.driver import BusDriver
 from .group_log import GroupLog
+from .protocol.errors import ProtocolError
 from .protocol.jsontext import parse_strict
 from .protocol.tables import MissionState
 from .protocol.timestamps import format_utc
 from .sandbox_dir import init_directory
 from .sim.clock import VirtualClock, timestamp
-from .sim.mission_file import MissionFile
+from .sim.external import ExternalSystem, token_check_for
+from .sim.mission_file import AgentSpec, MissionFile
 from .sim.mission_file import load as load_mission_file
 from .store.views import sql as run_sql
 
@@ -65,6 +86,13 @@ class StepReport:
             f"#{self.number} {self.at} {self.agent}: {self.kind} ✘ {self.code}: {self.explanation}"
         )
 
+    def _repr_html_(self) -> str:
+        """The step drawn in a notebook (without ``%load_ext mwp_local.notebook`` too), by the
+        renderer the extension registers for it."""
+        from .notebook.reprs import RENDERERS
+
+        return str(RENDERERS[("mwp_local.sandbox", "StepReport")](self))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary:
@@ -78,6 +106,8 @@ class RunSummary:
     rejections: dict[str, int]
     simulated_seconds: float
     wall_seconds: float
+    #: What the delivery bus did (None with direct delivery).
+    delivery: dict[str, int] | None = None
 
     def lines(self) -> list[str]:
         """A printable summary."""
@@ -93,11 +123,42 @@ class RunSummary:
             f"  Events: {self.events}; rejections: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.rejections.items())) or "none")
         )
+        if self.delivery is not None:
+            out.append("  Delivery: " + ", ".join(f"{k} {v}" for k, v in self.delivery.items()))
         return out
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RestartReport:
+    """What ``Sandbox.restart_agent`` did (§6.3, §11.3; MWP-WRK-008, 014)."""
+
+    agent: str
+    #: Whether the Worker's local file was deleted first (then everything came from replay).
+    deleted_local_file: bool
+    #: Events the new runtime folded back from its local store, and Events re-delivered to it
+    #: from the Group log (duplicates of stored ones are dropped by its inbox).
+    restored_events: int
+    redelivered_events: int
+    #: Whether the queues stored in the local file equal the ones its Events rebuild.
+    stored_queues_matched: bool
+    #: The old runtime's per-Group work queues, and the new one's after the rebuild.
+    queues_before: dict[str, tuple[Any, ...]]
+    queues_rebuilt: dict[str, tuple[Any, ...]]
+    #: The new Session Epoch and the Execution Leases its opening revoked.
+    session_epoch: int
+    revoked_leases: tuple[str, ...]
+
+
 class Sandbox:
-    """A mission file running against a real Group log in ``directory``."""
+    """A mission file running against a real Group log in ``directory``.
+
+    ``worker_options`` maps a Worker's name to ``WorkerPolicy`` fields (``queue_capacity``,
+    ``eligibility``, ``cost``, ``setup_us``, ...) and optionally ``scheduler_config``; they
+    survive ``restart_agent``.
+    ``work_functions`` maps a capability ID to a function that really does the work of the
+    WorkItems requiring it (``WorkRequest`` → the deliverable's bytes), in place of the
+    simulated deliverable; see ``agents.worker_execution.WorkFunction``.
+    """
 
     def __init__(
         self,
@@ -107,10 +168,18 @@ class Sandbox:
         seed: int | None = None,
         mode: str = "step",
         config: AuthorityConfig | None = None,
+        worker_files: bool = True,
+        worker_options: Mapping[str, Mapping[str, Any]] | None = None,
+        work_functions: Mapping[str, WorkFunction] | None = None,
     ) -> None:
         if mode not in ("step", "threads"):
             raise ValueError("mode is 'step' or 'threads'")
         self.directory = Path(directory)
+        self.worker_files = worker_files
+        self.worker_options = {k: dict(v) for k, v in (worker_options or {}).items()}
+        self.work_functions = dict(work_functions or {})
+        self._memory_stores: dict[str, MemoryLocalStore] = {}
+        self._restarts: dict[str, int] = {}
         self.spec = mission if isinstance(mission, MissionFile) else load_mission_file(mission)
         self.seed = self.spec.seed if seed is None else seed
         self.mode = mode
@@ -129,7 +198,15 @@ class Sandbox:
         )
         if config is not None:
             self.log.authority.config = config
+        self.external = ExternalSystem(check=token_check_for(self._check_token))
         self.runtimes: list[AgentRuntime] = self._runtimes()
+        #: The delivery bus, when the mission file has a ``[delivery]`` table (else Events go
+        #: straight from the Group log to every agent).
+        self.delivery: BusDriver | None = None
+        if self.spec.delivery is not None:
+            self.delivery = BusDriver(self.log.org, self.spec.delivery, seed=self.seed)
+            for runtime in self.runtimes:
+                self.delivery.attach(runtime, self.clock.now_us())
         self.deliver([parse_strict(e.document) for e in self.log.store.events()])
         self.steps = 0
         self.history: list[StepReport] = []
@@ -139,44 +216,93 @@ class Sandbox:
 
     def _runtimes(self) -> list[AgentRuntime]:
         org = self.log.org
-        coordinators = {m.coordinator for m in self.spec.missions}
+        policies = cast_policies(
+            self.spec,
+            content=BlobStore(self.directory / "blobs"),
+            make_worker=self._worker_policy,
+            seed=self.seed,
+        )
         runtimes = []
-        for human in self.spec.humans:
-            owned = [m for m in self.spec.missions if m.owner == human]
-            runtimes.append(
-                AgentRuntime(org, org.get(human), MissionOwnerPolicy(owned, self.spec.start_us))
-            )
+        for name, policy in policies.items():
+            agent = next((a for a in self.spec.agents if a.name == name), None)
+            if agent is not None and isinstance(policy, WorkerPolicy):
+                runtimes.append(self._worker_runtime(agent, policy=policy))
+            else:
+                runtimes.append(AgentRuntime(org, org.get(name), policy))
+        return sorted(runtimes, key=lambda r: r.member.id)
+
+    def _worker_policy(self, agent: AgentSpec, incarnation: int = 0) -> WorkerPolicy:
+        """A fresh Worker policy for ``agent`` (its generator seeded per incarnation)."""
         durations = {
             f"urn:mwp-local:work:{m.id}:{w.id}": w.duration_s
             for m in self.spec.missions
             for w in m.work
         }
-        for agent in self.spec.agents:
-            member = org.get(agent.name)
-            if agent.name in coordinators:
-                led = [m for m in self.spec.missions if m.coordinator == agent.name]
-                policy: Any = CoordinatorPolicy(led, self.spec.start_us)
-            else:
-                policy = WorkerPolicy(
-                    capabilities=dict(agent.capabilities),
-                    max_concurrency=agent.max_concurrency,
-                    behaviour=agent.behaviour,
-                    rng=random.Random(f"{self.seed}:{agent.name}"),
-                    durations=durations,
-                )
-            runtimes.append(AgentRuntime(org, member, policy))
-        return sorted(runtimes, key=lambda r: r.member.id)
+        options = dict(self.worker_options.get(agent.name, {}))
+        options.setdefault("work_functions", self.work_functions)
+        config = options.pop("scheduler_config", None)
+        if config is not None:
+            options["scheduler"] = Scheduler(config)
+        suffix = f":restart:{incarnation}" if incarnation else ""
+        return WorkerPolicy(
+            capabilities=dict(agent.capabilities),
+            max_concurrency=agent.max_concurrency,
+            behaviour=agent.behaviour,
+            rng=random.Random(f"{self.seed}:{agent.name}{suffix}"),
+            durations=durations,
+            **options,
+        )
+
+    def _worker_runtime(
+        self, agent: AgentSpec, incarnation: int = 0, *, policy: Policy | None = None
+    ) -> AgentRuntime:
+        """A Worker's runtime on its local store (opened, so rebuilt from what it holds); its
+        policy is the Worker as the mission file casts it (able to review, with its faults)."""
+        local: LocalStore
+        if self.worker_files:
+            local = DuckDBLocalStore(agent_file(self.directory, agent.name))
+        else:
+            local = self._memory_stores.setdefault(agent.name, MemoryLocalStore())
+        org = self.log.org
+        if policy is None:
+            policy = wrap_worker(
+                self.spec, agent, self._worker_policy(agent, incarnation), seed=self.seed
+            )
+        return AgentRuntime(org, org.get(agent.name), policy, local=local, incarnation=incarnation)
 
     # ------------------------------------------------------------------ delivery
 
     def deliver(self, events: list[dict[str, Any]]) -> None:
-        """Deliver committed Events to every agent (in order; faults come with the bus)."""
+        """Deliver committed Events to every agent: through the delivery bus (frames, faults)
+        when there is one, else directly and in order."""
+        if self.delivery is not None:
+            self.delivery.publish(events, self.clock.now_us())
+            return
         for runtime in self.runtimes:
             runtime.deliver(events)
 
-    def _store_blobs(self, blobs: dict[str, bytes]) -> None:
-        from .artifacts.blobs import BlobStore
+    def _check_token(self, token: CapabilityToken, operation: str, now_us: int) -> None:
+        self.log.check_token(token, operation, timestamp(now_us))
 
+    def serve(self, runtime: AgentRuntime, now_us: int) -> None:
+        """Serve one Worker's slots: hand out the capability tokens they ask for (issued by the
+        Group's Authorization Service) and perform their external operations."""
+        policy = runtime.policy
+        if not isinstance(policy, WorkerPolicy):
+            return
+        for request in policy.token_requests(now_us):
+            try:
+                token = self.log.capability_token(
+                    runtime.member.id, request.lease_id, timestamp(now_us), list(request.operations)
+                )
+            except ProtocolError:
+                continue  # the lease is gone: the slot will learn it from the Events
+            policy.grant_token(request.slot_id, token)
+        for call in policy.external_calls(now_us):
+            record = self.external.perform(runtime.member.id, call, now_us)
+            policy.on_external(call, ok=record.ok, refused=record.outcome == "refused")
+
+    def _store_blobs(self, blobs: dict[str, bytes]) -> None:
         store = BlobStore(self.directory / "blobs")
         for expected, content in blobs.items():
             ref = store.put(content)
@@ -203,13 +329,29 @@ class Sandbox:
         try:
             while not self.finished():
                 now = self.clock.now_us()
+                if self.delivery is not None:
+                    outage = self.delivery.outage(now)
+                    if outage is not None:  # nobody reaches the Group service
+                        if all(o.outage is not outage for o in self.delivery.outages):
+                            self.delivery.go_offline(self.runtimes, outage)
+                        self.clock.advance_to(outage.until_us)
+                        continue
                 self._tick()
+                if self.delivery is not None:
+                    self.delivery.pump(now)
+                    if self.delivery.reconcile:  # reconcile before anything else (§11.5)
+                        buffered = self.delivery.reconcile.pop(0)
+                        return self._perform(self.runtime(buffered.agent), buffered.intent, now)
+                for runtime in self.runtimes:
+                    self.serve(runtime, now)
                 ready = [(r, i) for r in self.runtimes if (i := r.intents(now))]
                 if ready:
                     runtime, intents = ready[self.rng.randrange(len(ready))]
                     return self._perform(runtime, intents[0], now)
                 wakeups = [w for r in self.runtimes if (w := r.next_wakeup(now)) is not None]
                 wakeups += [e for e in self.log.state.active_leases.values() if e > now]
+                if self.delivery is not None:
+                    wakeups += [w for w in (self.delivery.next_wakeup(now),) if w is not None]
                 future = [w for w in wakeups if w > now]
                 if not future:
                     return None
@@ -314,7 +456,15 @@ class Sandbox:
 
         started = time.perf_counter()
         clock = ScaledClock(start_us=self.clock.now_us(), scale=scale)
-        runner = ThreadedRun(self.log, self.runtimes, clock, self.finished, self._store_blobs)
+        runner = ThreadedRun(
+            self.log,
+            self.runtimes,
+            clock,
+            self.finished,
+            self._store_blobs,
+            serve=self.serve,
+            delivery=self.delivery,
+        )
         try:
             runner.run(timeout_s)
         finally:
@@ -322,6 +472,12 @@ class Sandbox:
             self.clock.advance_to(clock.now_us())
             self._wall += time.perf_counter() - started
         return self.summary()
+
+    def settle_delivery(self) -> None:
+        """Let the delivery bus deliver everything committed (no agent acts meanwhile; the
+        virtual clock moves on): afterwards every agent has seen every Event."""
+        if self.delivery is not None:
+            self.clock.advance_to(self.delivery.settle(self.clock.now_us()))
 
     # ------------------------------------------------------------------ reading
 
@@ -343,12 +499,95 @@ class Sandbox:
             rejections=rejections,
             simulated_seconds=(self.clock.now_us() - self.spec.start_us) / 1e6,
             wall_seconds=self._wall,
+            delivery=None if self.delivery is None else self.delivery.summary(),
         )
+
+    def _repr_html_(self) -> str:
+        """The Sandbox drawn in a notebook (without ``%load_ext mwp_local.notebook`` too)."""
+        from .notebook.reprs import sandbox_html
+
+        return sandbox_html(self)
 
     def sql(self, query: str, params: dict[str, Any] | None = None) -> Any:
         """Query the log's views (read-only); returns a pyarrow Table."""
         return run_sql(self.log.store, query, params)  # type: ignore[arg-type]
 
+    def runtime(self, name: str) -> AgentRuntime:
+        """The runtime of the agent or human ``name``."""
+        for runtime in self.runtimes:
+            if runtime.name == name:
+                return runtime
+        raise KeyError(name)
+
+    def restart_agent(self, name: str, *, delete_local_file: bool) -> RestartReport:
+        """Replace Worker ``name``'s runtime as after a crash, and open a new Session for it.
+
+        The old runtime is dropped without flushing (what it had not committed is lost). The new
+        one is rebuilt from its local file, or, if ``delete_local_file``, from nothing; either
+        way the Group log then re-delivers every Event (its inbox drops the ones it has), so
+        its queues are rebuilt by replay. Then the control plane opens a new Session for the
+        Agent, which revokes the old runtime's active Execution Leases and returns those
+        WorkItems to ``queued`` before the new runtime starts them under new leases.
+        """
+        index, old = next((i, r) for i, r in enumerate(self.runtimes) if r.name == name)
+        spec = next((a for a in self.spec.agents if a.name == name), None)
+        if spec is None or not isinstance(old.policy, WorkerPolicy):
+            raise ValueError(f"{name} is not a Worker of this mission file")
+        before = old.work_queues()
+        old.close(flush=False)
+        if delete_local_file:
+            self._memory_stores.pop(name, None)
+            path = agent_file(self.directory, name)
+            for leftover in (path, path.with_name(path.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        incarnation = self._restarts[name] = self._restarts.get(name, 0) + 1
+        new = self._worker_runtime(spec, incarnation)
+        restored = new.restored
+        redelivered = new.deliver([parse_strict(text) for text in self._log_documents()])
+        rebuilt = new.work_queues()
+        new.flush()
+        self.runtimes[index] = new
+        now = self.clock.now_us()
+        at = format_utc(now)
+        org = self.log.org
+        command = org.command(
+            org.control_plane,
+            "ext.missionweaveprotocol.identity.session_open",
+            {"agentId": new.member.id},
+            issued_at=at,
+            action_id=derived_uuid("restart", new.member.id, str(incarnation), at),
+        )
+        outcome = self.log.submit(command, timestamp(now))
+        if not isinstance(outcome, Accepted):
+            raise RuntimeError(f"the control plane could not open a Session: {outcome!r}")
+        events = list(outcome.event_documents)
+        if self.delivery is not None:
+            self.delivery.attach(new, now)  # a new session, subscribed after its Cursors
+        self.deliver(events)
+        return RestartReport(
+            agent=name,
+            deleted_local_file=delete_local_file,
+            restored_events=restored.events if restored else 0,
+            redelivered_events=redelivered,
+            stored_queues_matched=restored.matches if restored else True,
+            queues_before=before,
+            queues_rebuilt=rebuilt,
+            session_epoch=int(events[0]["payload"]["sessionEpoch"]),
+            revoked_leases=tuple(
+                e["payload"]["leaseId"]
+                for e in events
+                if e["kind"] == "ext.missionweaveprotocol.core.lease_revoked"
+            ),
+        )
+
+    def _log_documents(self) -> list[str]:
+        texts = getattr(self.log.store, "event_documents", None)
+        if callable(texts):
+            return list(texts())
+        return [e.document for e in self.log.store.events()]
+
     def close(self) -> None:
-        """Close the log."""
+        """Flush and close every agent's local store, then the log."""
+        for runtime in self.runtimes:
+            runtime.close()
         self.log.store.close()

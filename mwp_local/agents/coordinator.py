@@ -1,50 +1,83 @@
-"""The Coordinator, a sans-IO policy (§7.2, §10, §11.5, §13.2).
+"""The Coordinator, a sans-IO policy (§7.2, §7.3, §9.1, §10, §11.5, §13.2, §14).
 
-It plans its Mission's WorkItems as an evolving DAG (items are authorized as they are
-discovered, ``discovered_after``), offers each eligible item (dependencies verified) to the
-highest-ranked eligible Worker with a structured selection basis, sequentially for exclusive
-work and to a bounded candidate set for urgent work, moves on when an offer expires or is
-declined, re-offers from the latest checkpoint under a new Ownership Epoch when an owner stops
-renewing or misses its start-by deadline, reviews submissions in the order of §13.2 before
-accepting them (never the sole reviewer of its own output), renews its own lease, submits the
-Mission for Approval with the exact Artifact set, and plans corrective work when the human
-requests changes.
+For each Mission it coordinates, every decision, most urgent first:
+
+1. renew its own lease before it runs out (§7.2); keep a signed Context Package current when
+   a standby Coordinator may need it; a replacement Coordinator first receives the latest
+   package and reconciles before anything else (``coordinator_handover``);
+2. authorize WorkItems as they are discovered, Worker proposals it accepts, and promote
+   complex WorkItems to child Missions: an evolving DAG (``coordinator_plan``, MWP-WRK-007);
+3. offer each eligible WorkItem (its dependencies satisfy the contract's dependency policy) to
+   the highest-ranked eligible Worker with a structured selection basis, sequentially for
+   exclusive work and to a bounded candidate set for urgent work (``coordinator_offers``,
+   MWP-WRK-004/006); move on when an offer is declined or expires; answer an ambiguity question
+   with a corrected contract (MWP-WRK-002); re-offer from the latest checkpoint under a new
+   Ownership Epoch when an owner misses its start-by deadline or stops renewing (MWP-WRK-019);
+4. review submissions in the order of §13.2 before accepting them, never the sole reviewer of
+   its own output, asking reviewer Agents through review WorkItems (``coordinator_review``,
+   MWP-WRK-025); resolve blockers; fail the Mission when a WorkItem exhausts its retries;
+5. submit the Mission for Approval with the exact Artifact set; plan corrective work after a
+   change request; approve the child Missions it owns.
+
+Ports the driver may inject: ``content``, a verified Artifact content source (the sandbox's
+``BlobStore``) for the review. Released Events arrive through ``observe`` (the runtime calls it):
+the outcomes they show feed the reliability Evidence of later offers. Everything else comes from
+the view. At most ``max_intents`` Intents are returned per decision (only the first is sent).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
-from ..authority.model import WorkItemRecord
+from ..artifacts.checks import CheckRegistry, ContentSource
+from ..authority.model import MissionRecord, WorkItemRecord
 from ..authority.pipeline import Outcome
 from ..protocol.tables import MissionState, WorkItemState
-from ..protocol.timestamps import format_utc
-from ..sim.mission_file import MissionSpec, WorkSpec
+from ..protocol.timestamps import parse_timestamp
+from ..sim.mission_file import MissionSpec
+from . import coordinator_handover as handover
+from . import coordinator_plan as plan
 from .base import Intent, View
-from .contracts import work_contract
-from .naming import group_id, mission_id, short, work_item_id
+from .contracts import ambiguities, clarified, dependency_policy, review_of
+from .coordinator_offers import (
+    OfferBook,
+    choose,
+    offer_intent,
+    offered_to_agent,
+    owned_by_agent,
+    pending_offers,
+    rank,
+)
+from .coordinator_review import ReviewBook, coordinator_checks, review
+from .dag import dependencies_satisfied
+from .naming import agent_id, group_id, mission_id, short
 
 W = WorkItemState
-OFFER_TTL_US = 120_000_000
-URGENT_CANDIDATES = 3
+_OWNED = (W.QUEUED, W.ACTIVE, W.BLOCKED)
 
 
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split("-", 1)[0].split(".")[:3])
+def _issued_us(lease: Any) -> int:
+    return parse_timestamp(lease.last_renewed_at or lease.issued_at).epoch_micros
 
 
 @dataclass
 class CoordinatorPolicy:
-    """Coordinates the Missions whose mission-file entries name it as Coordinator."""
+    """Coordinates the Missions whose mission-file entries name it (or as their standby)."""
 
     missions: list[MissionSpec]
     start_us: int
-    declined: dict[str, set[str]] = field(default_factory=dict)
-    rework: dict[str, int] = field(default_factory=dict)
-    resubmitted_for: dict[str, int] = field(default_factory=dict)
+    content: ContentSource | None = None
+    checks: CheckRegistry = field(default_factory=coordinator_checks)
+    max_intents: int = 16
+    offers: OfferBook = field(default_factory=OfferBook)
+    reviews: ReviewBook = field(default_factory=ReviewBook)
+    plans: plan.PlanBook = field(default_factory=plan.PlanBook)
+    handovers: handover.HandoverBook = field(default_factory=handover.HandoverBook)
 
-    # ------------------------------------------------------------------ helpers
+    # ------------------------------------------------------------------ reading the view
 
     def _items(self, view: View, spec: MissionSpec) -> dict[str, WorkItemRecord]:
         mid = mission_id(spec.id)
@@ -59,65 +92,63 @@ class CoordinatorPolicy:
                 return True
         return False
 
-    def _candidates(self, view: View, item: WorkItemRecord, now_us: int) -> list[str]:
-        need = item.contract["requiredCapabilities"]
-        load: dict[str, int] = {}
-        for other in view.state.work_items.values():
-            if other.owner and other.state in (W.QUEUED, W.ACTIVE, W.BLOCKED):
-                load[other.owner["agentId"]] = load.get(other.owner["agentId"], 0) + 1
-        excluded = self.declined.get(item.work_item_id, set())
-        ranked = []
-        for agent in view.state.agents.values():
-            if agent.agent_id == view.me or agent.agent_id in excluded or agent.session_epoch == 0:
-                continue
-            have = dict(agent.capabilities)
-            if all(
-                c["id"] in have
-                and _version(have[c["id"]])[0] == _version(c["version"])[0]
-                and _version(have[c["id"]]) >= _version(c["version"])
-                for c in need
-            ):
-                ratio = load.get(agent.agent_id, 0) / max(agent.max_concurrency, 1)
-                ranked.append((ratio, agent.agent_id))
-        return [agent for _, agent in sorted(ranked)]
-
-    def _selection_basis(self, view: View, candidates: list[str], now_us: int) -> dict[str, Any]:
+    def _mine(self, view: View) -> set[str]:
         return {
-            "authorizationEligible": True,
-            "availabilityEstimate": format_utc(now_us + 60_000_000),
-            "expectedCost": 1.0,
-            "reliabilityEvidence": [],
-            "policyRulesApplied": [
-                "capability-version-match",
-                "least-loaded-first",
-                "urgent-bounded-candidates" if len(candidates) > 1 else "sequential-exclusive",
-            ],
+            m.mission_id
+            for m in view.state.missions.values()
+            if m.coordinator_agent_id == view.me or m.owner_id == view.me
         }
 
     # ------------------------------------------------------------------ decide
 
     def decide(self, view: View, now_us: int) -> list[Intent]:
         """Everything this Coordinator wants to do now, most urgent first."""
-        out: list[Intent] = []
+        return list(islice(self._decisions(view, now_us), self.max_intents))
+
+    def _decisions(self, view: View, now_us: int) -> Iterator[Intent]:
         for spec in self.missions:
             mission = view.state.missions.get(mission_id(spec.id))
-            if mission is None or mission.coordinator_agent_id != view.me:
+            if mission is None:
                 continue
-            renew = self._renew(view, spec, now_us)
+            if handover.failed(spec, view.me, self.start_us, now_us):
+                stale = handover.stale_return(spec, view.me, self.start_us, now_us, self.handovers)
+                if stale is not None:
+                    yield stale
+                continue
+            if mission.coordinator_agent_id != view.me:
+                continue
+            lease = view.state.leases.get(mission.coordinator_lease_id or "")
+            if lease is not None:
+                self.handovers.known[spec.id] = (mission.coordinator_epoch, lease.lease_id)
+            renew = self._renew(view, mission, now_us)
             if renew is not None:
-                out.append(renew)
+                yield renew
             if mission.state is not MissionState.ACTIVE:
                 continue
-            out.extend(self._plan(view, spec, now_us))
-        return out
+            items = self._items(view, spec)
+            if handover.needs_handover(mission, self.handovers):
+                package = handover.received_package(view, mission)
+                if package is not None:
+                    self._adopt(spec, mission, items)
+                    yield handover.reconciliation(view, mission, package, items, now_us)
+                else:  # none was ever handed over: build one from the log received so far
+                    own = handover.package_update(view, mission, self.handovers, now_us, force=True)
+                    if own is not None:
+                        yield own
+                continue  # nothing is assigned before reconciliation
+            standby = spec.standby_coordinator
+            if standby and standby != short(view.me) and items and renew is None:
+                update = handover.package_update(view, mission, self.handovers, now_us)
+                if update is not None:
+                    yield update
+            yield from self._plan(view, spec, mission, items, now_us)
+        yield from plan.approve_children(view, now_us, self.plans)
 
-    def _renew(self, view: View, spec: MissionSpec, now_us: int) -> Intent | None:
-        mission = view.state.missions[mission_id(spec.id)]
+    def _renew(self, view: View, mission: MissionRecord, now_us: int) -> Intent | None:
         lease = view.state.leases.get(mission.coordinator_lease_id or "")
         if lease is None or not lease.live_at(now_us):
             return None
-        remaining = lease.expires_us - now_us
-        if remaining > (lease.expires_us - _issued_us(lease)) // 3:
+        if lease.expires_us - now_us > (lease.expires_us - _issued_us(lease)) // 2:
             return None
         return Intent(
             kind="mission.renew_coordinator",
@@ -127,255 +158,314 @@ class CoordinatorPolicy:
             overrides={"expected_revision": mission.revision},
         )
 
-    def _plan(self, view: View, spec: MissionSpec, now_us: int) -> list[Intent]:
-        items = self._items(view, spec)
-        out: list[Intent] = []
-        group = group_id(spec.id)
-        mission = view.state.missions[mission_id(spec.id)]
+    def _adopt(
+        self, spec: MissionSpec, mission: MissionRecord, items: dict[str, WorkItemRecord]
+    ) -> None:
+        """A replacement learns the plan's progress from the log, not from its predecessor."""
+        rounds = plan.rework_rounds(spec, items)
+        self.plans.rework[spec.id] = rounds
+        if rounds and mission.submitted_revision is not None:
+            self.plans.replanned_for[spec.id] = mission.submitted_revision
+
+    def _plan(
+        self,
+        view: View,
+        spec: MissionSpec,
+        mission: MissionRecord,
+        items: dict[str, WorkItemRecord],
+        now_us: int,
+    ) -> Iterator[Intent]:
         if (
             mission.submitted_revision is not None
-            and self.resubmitted_for.get(spec.id) != mission.submitted_revision
+            and self.plans.replanned_for.get(spec.id) != mission.submitted_revision
         ):
             # the human requested changes: plan corrective WorkItems (§7.3), keep the old ones
-            self.resubmitted_for[spec.id] = mission.submitted_revision
+            self.plans.replanned_for[spec.id] = mission.submitted_revision
             self.observe_changes_requested(spec.id)
-        # 1. authorize what has been discovered (an evolving DAG, §10.4)
-        for work in self._planned(spec):
-            wid = work_item_id(spec.id, work.id)
-            if wid in items:
-                continue
-            discovered = all(
-                (d := items.get(work_item_id(spec.id, a))) is not None and d.state is W.VERIFIED
-                for a in work.discovered_after
-            )
-            deps = [work_item_id(spec.id, d) for d in work.depends_on]
-            if not discovered or any(d not in items for d in deps):
-                continue
-            deadline = self.start_us + (work.deadline_s or spec.deadline_s) * 1_000_000
-            mission = view.state.missions[mission_id(spec.id)]
-            from ..protocol.timestamps import parse_timestamp
-
-            deadline = min(deadline, parse_timestamp(mission.deadline).epoch_micros)
-            out.append(
-                Intent(
-                    kind="work.authorize",
-                    group=group,
-                    why=f"the Coordinator plans '{work.id}'"
-                    + (
-                        f" (discovered after {', '.join(work.discovered_after)})"
-                        if work.discovered_after
-                        else ""
-                    ),
-                    payload={
-                        "workItemId": wid,
-                        "contract": work_contract(work, dependencies=deps, deadline_us=deadline),
-                    },
+        works = plan.planned(spec, self.plans.rework.get(spec.id, 0))
+        owned = owned_by_agent(view)
+        # reviews and results first: they free Workers and unblock dependents
+        for wid in sorted(items):
+            item = items[wid]
+            if item.state is W.SUBMITTED:
+                intent = review(
+                    view,
+                    item,
+                    items,
+                    now_us,
+                    content=self.content,
+                    checks=self.checks,
+                    book=self.reviews,
+                    reviewer=self._reviewer(spec, item),
+                    deadline=mission.deadline,
                 )
-            )
-        # 2. offer eligible items; 3. reassign lapsed owners; 4. review submissions
-        for _wid, item in sorted(items.items()):
-            intent = self._advance(view, spec, item, items, now_us)
+                if intent is not None:
+                    yield intent
+        yield from plan.authorizations(spec, works, items, mission, self.start_us)
+        yield from plan.proposal_intents(view, spec, mission, items, self.plans)
+        by_id = {w.id: w for w in works}
+        for wid in sorted(items):
+            intent = self._advance(view, spec, by_id, items[wid], items, owned, now_us)
             if intent is not None:
-                out.append(intent)
-        # 5. submit for approval when every planned item is verified
-        submit = self._submit(view, spec, items)
+                yield intent
+        submit = plan.submission(spec, works, items)
         if submit is not None:
-            out.append(submit)
-        return out
+            yield submit
 
-    def _planned(self, spec: MissionSpec) -> list[WorkSpec]:
-        works = list(spec.work)
-        final = [w for w in spec.work if not any(w.id in o.depends_on for o in spec.work)]
-        for n in range(1, self.rework.get(spec.id, 0) + 1):
-            for f in final:
-                works.append(
-                    WorkSpec(
-                        id=f"{f.id}-rework-{n}",
-                        goal=f"Address the MissionOwner's change request on '{f.id}'",
-                        capability=f.capability,
-                        depends_on=(f.id,),
-                        duration_s=max(60, f.duration_s // 2),
-                        urgency="high",
-                        budget=dict(f.budget),
-                    )
-                )
-        return works
+    def _reviewer(self, spec: MissionSpec, item: WorkItemRecord) -> str | None:
+        work = spec.work_spec(short(item.work_item_id))
+        return agent_id(work.reviewed_by) if work and work.reviewed_by else None
 
     def _advance(
         self,
         view: View,
         spec: MissionSpec,
+        works: dict[str, Any],
         item: WorkItemRecord,
         items: dict[str, WorkItemRecord],
+        owned: dict[str, list[WorkItemRecord]],
         now_us: int,
     ) -> Intent | None:
-        group = group_id(spec.id)
-        deps_ok = all(
-            (d := items.get(dep)) is not None and d.state is W.VERIFIED for dep in item.dependencies
+        work = works.get(short(item.work_item_id))
+        eligible = dependencies_satisfied(
+            item.dependencies,
+            lambda d: items[d].state if d in items else None,
+            dependency_policy(item.contract),
         )
-        pending = [
-            view.state.offers[o]
-            for o in item.offer_ids
-            if view.state.offers[o].status == "pending" and view.state.offers[o].expires_us > now_us
-        ]
-        needs_offer = (
-            item.state in (W.OPEN, W.FAILED)
-            or (item.state is W.OFFERED and not pending)
-            or (
-                item.state in (W.QUEUED, W.ACTIVE, W.BLOCKED)
-                and item.owner is not None
-                and not self._owner_live(view, item, now_us)
-            )
-        )
-        if item.state is W.FAILED and item.attempts >= item.contract["retryPolicy"]["maxAttempts"]:
-            needs_offer = False
-        if needs_offer and deps_ok:
+        if work is not None and work.child is not None:
+            return plan.create_child(spec, work, item, self.start_us) if eligible else None
+        if (
+            item.state in (W.OPEN, W.OFFERED, W.FAILED)
+            and now_us >= parse_timestamp(item.contract["deadline"]).epoch_micros
+        ):
+            return self._give_up(item, f"missed its deadline {item.contract['deadline']}")
+        if item.state is W.FAILED:
+            if item.work_item_id in self.plans.permanent:
+                return self._give_up(item, "failed permanently (its owner says no retry can help)")
+            if item.attempts >= item.contract["retryPolicy"]["maxAttempts"]:
+                return self._give_up(item, f"exhausted its retry policy ({item.attempts} attempts)")
+            return self._offer(view, spec, work, item, owned, now_us, eligible)
+        if item.state is W.OPEN:
+            return self._offer(view, spec, work, item, owned, now_us, eligible)
+        if item.state is W.OFFERED:
+            question = self._question(view, item)
+            if question is not None:
+                return self._answer(view, spec, work, item, owned, now_us, question)
             for offer in (view.state.offers[o] for o in item.offer_ids):
                 if offer.status == "pending" and offer.expires_us <= now_us:
-                    self.declined.setdefault(item.work_item_id, set()).add(offer.agent_id)
-            candidates = self._candidates(view, item, now_us)
-            if not candidates and self.declined.get(item.work_item_id):
-                self.declined[item.work_item_id] = set()  # everyone passed: start over
-                candidates = self._candidates(view, item, now_us)
-            if not candidates:
-                return None
-            urgent = item.contract["requestedUrgency"] in ("high", "critical")
-            chosen = candidates[:URGENT_CANDIDATES] if urgent else candidates[:1]
-            expires = format_utc(now_us + OFFER_TTL_US)
-            reassign = item.owner is not None
-            return Intent(
-                kind="work.offer",
-                group=group,
-                why=(
-                    f"the owner of '{short(item.work_item_id)}' stopped renewing: "
-                    "re-offer from the latest checkpoint under a new Ownership Epoch (§11.5)"
-                    if reassign
-                    else f"'{short(item.work_item_id)}' is eligible: offer it to "
-                    + ", ".join(c.rsplit(":", 1)[-1] for c in chosen)
-                ),
-                payload={
-                    "workItemId": item.work_item_id,
-                    "offers": [{"agentId": c, "expiresAt": expires} for c in chosen],
-                    "selectionBasis": self._selection_basis(view, chosen, now_us),
-                },
-                overrides={"expected_revision": item.revision},
-            )
-        if item.state is W.SUBMITTED:
-            return self._review(view, spec, item, now_us)
-        if item.state is W.BLOCKED and item.child_mission_id is None and item.owner is not None:
-            return Intent(
-                kind="work.unblock",
-                group=group,
-                why=f"the Coordinator resolves the blocker of '{short(item.work_item_id)}'",
-                payload={
-                    "workItemId": item.work_item_id,
-                    "resolution": "Use Markdown with one section per requirement.",
-                },
-                overrides={"expected_revision": item.revision},
-            )
+                    self.offers.exclude(item.work_item_id, offer.agent_id)  # silence: move on
+            excluded = self.offers.excluded.get(item.work_item_id, set())
+            if not [o for o in pending_offers(view, item, now_us) if o.agent_id not in excluded]:
+                return self._offer(view, spec, work, item, owned, now_us, eligible)
+            return None
+        if item.state in _OWNED and item.owner is not None:
+            if not self._owner_live(view, item, now_us):
+                # missed its start-by deadline or stopped renewing: reassign (§11.5)
+                self.offers.exclude(item.work_item_id, item.owner["agentId"])
+                return self._offer(view, spec, work, item, owned, now_us, eligible)
+            if item.state is W.BLOCKED and item.child_mission_id is None:
+                return Intent(
+                    kind="work.unblock",
+                    group=item.group_id,
+                    why=f"the Coordinator resolves the blocker of '{short(item.work_item_id)}'",
+                    payload={
+                        "workItemId": item.work_item_id,
+                        "resolution": "Use Markdown with one section per requirement.",
+                    },
+                    overrides={"expected_revision": item.revision},
+                )
         return None
 
-    def _review(
-        self, view: View, spec: MissionSpec, item: WorkItemRecord, now_us: int
+    def _candidates(
+        self,
+        view: View,
+        work: Any,
+        item: WorkItemRecord,
+        owned: dict[str, list[WorkItemRecord]],
+        now_us: int,
+    ) -> list[Any]:
+        target = review_of(item.contract)
+        only = [target["reviewer"]] if target is not None else None
+        exclude = [agent_id(work.reviewed_by)] if work is not None and work.reviewed_by else []
+        duration = work.duration_s if work is not None else 600
+
+        def ranked() -> list[Any]:
+            return rank(
+                view,
+                item,
+                now_us,
+                self.offers,
+                duration_s=duration,
+                owned=owned,
+                offered=offered_to_agent(view, now_us),
+                exclude=exclude,
+                only=only,
+            )
+
+        candidates = ranked()
+        if (
+            not candidates
+            and self.offers.excluded.get(item.work_item_id)
+            and self.offers.start_over(  # everyone passed
+                item.work_item_id,
+                now_us,
+                accepted=sum(view.state.offers[o].status == "accepted" for o in item.offer_ids),
+            )
+        ):
+            candidates = ranked()
+        return candidates
+
+    def _offer(
+        self,
+        view: View,
+        spec: MissionSpec,
+        work: Any,
+        item: WorkItemRecord,
+        owned: dict[str, list[WorkItemRecord]],
+        now_us: int,
+        eligible: bool,
     ) -> Intent | None:
-        """§13.2 in order: integrity, deterministic checks, reviewer Evidence, combined result."""
-        results = []
-        for h in item.submitted_artifacts:
-            results.append(
-                {"step": "artifact_integrity", "artifact": h, "ok": h in view.state.artifacts}
+        if not eligible:
+            return None  # its dependencies do not satisfy the contract's policy yet
+        candidates = self._candidates(view, work, item, owned, now_us)
+        if not candidates:
+            return None
+        chosen = choose(item, candidates)
+        name = short(item.work_item_id)
+        rules = []
+        if item.owner is not None:
+            rules.append(
+                f"reassign from the latest checkpoint under Ownership Epoch "
+                f"{item.ownership_epoch + 1}; the lapsed owner {short(item.owner['agentId'])} "
+                "is excluded"
             )
-        for ev in item.submitted_evidence:
-            results.append(
-                {
-                    "step": "deterministic_test",
-                    "evidence": ev["evidenceId"],
-                    "ok": ev["result"] == "passed",
-                }
+            why = (
+                f"the owner of '{name}' missed its start-by deadline or stopped renewing: "
+                "re-offer from the latest checkpoint under a new Ownership Epoch (§11.5)"
             )
-        own = item.owner is not None and item.owner["agentId"] == view.me
-        if own:
-            return None  # never the sole reviewer of its own output: wait for a reviewer
-        if not all(r["ok"] for r in results):
-            evidence = view.sign(
-                "evidence",
-                {
-                    "evidenceId": "urn:mwp-local:evidence:review:"
-                    f"{short(item.work_item_id)}:{item.revision}",
-                    "missionId": item.mission_id,
-                    "groupId": item.group_id,
-                    "workItemId": item.work_item_id,
-                    "type": "failure_report",
-                    "subject": {"type": "work_item", "id": item.work_item_id},
-                    "criterionIds": ["deliverable-complete"],
-                    "method": "Coordinator review in the order of §13.2",
-                    "result": "failed",
-                    "details": {"steps": results},
-                    "artifactHashes": list(item.submitted_artifacts),
-                    "generatedBy": view.member.actor,
-                    "createdAt": format_utc(now_us),
-                },
+        elif item.state is W.FAILED:
+            limit = item.contract["retryPolicy"]["maxAttempts"]
+            rules.append(f"retry: attempt {item.attempts + 1} of {limit}")
+            why = f"'{name}' failed; the retry policy allows another attempt: offer it again"
+        else:
+            why = f"'{name}' is eligible: offer it to " + ", ".join(
+                short(c.agent_id) for c in chosen
             )
-            return Intent(
-                kind="work.fail",
-                group=item.group_id,
-                why="review found a failed check: the submission is rejected (§13.2)",
-                payload={
-                    "workItemId": item.work_item_id,
-                    "reason": "review failed",
-                    "evidence": [evidence],
-                },
-            )
-        return Intent(
-            kind="work.accept_result",
-            group=item.group_id,
-            why=f"the review of '{short(item.work_item_id)}' passed: integrity, "
-            "Evidence for every criterion, combined result kept for the human",
-            payload={
-                "workItemId": item.work_item_id,
-                "review": {"steps": results, "decision": "accepted"},
-            },
+        return offer_intent(item, chosen, now_us, why=why, rules=rules)
+
+    def _question(self, view: View, item: WorkItemRecord) -> str | None:
+        """The open question a candidate raised about an ambiguous contract (MWP-WRK-002)."""
+        questions = ambiguities(item.contract)
+        if not questions:
+            return None
+        candidates = {
+            view.state.offers[o].agent_id
+            for o in item.offer_ids
+            if view.state.offers[o].contract_version == item.contract_version
+        }
+        for message in view.state.messages.values():
+            if message["conversationId"] != item.conversation_id:
+                continue
+            if message["author"]["id"] not in candidates:
+                continue
+            return questions[0]
+        return None
+
+    def _answer(
+        self,
+        view: View,
+        spec: MissionSpec,
+        work: Any,
+        item: WorkItemRecord,
+        owned: dict[str, list[WorkItemRecord]],
+        now_us: int,
+        question: str,
+    ) -> Intent | None:
+        answer = (
+            work.clarification
+            if work is not None and work.clarification
+            else "Follow the Mission's existing conventions; nothing else is required."
+        )
+        contract = clarified(item.contract, {q: answer for q in ambiguities(item.contract)})
+        self.offers.excluded.pop(item.work_item_id, None)  # the question was no decline
+        candidates = self._candidates(view, work, item, owned, now_us)
+        if not candidates:
+            return None
+        chosen = choose(item, candidates)
+        return offer_intent(
+            item,
+            chosen,
+            now_us,
+            why=f"a Worker asked '{question}' about '{short(item.work_item_id)}': answer with a "
+            f"corrected Work Contract (version {contract['contractVersion']}); acceptance must "
+            "be renewed (§10.1)",
+            rules=["ambiguity answered by a revised contract"],
+            contract=contract,
+            revision_reason=f"ambiguity resolved: {question} → {answer}",
         )
 
-    def _submit(
-        self, view: View, spec: MissionSpec, items: dict[str, WorkItemRecord]
-    ) -> Intent | None:
-        planned = {work_item_id(spec.id, w.id) for w in self._planned(spec)}
-        if not planned or not planned <= set(items):
-            return None
-        if any(items[w].state is not W.VERIFIED for w in planned):
-            return None
-        if any(i.state not in (W.VERIFIED, W.CANCELLED) for i in items.values()):
-            return None
-        artifacts = sorted({h for w in planned for h in items[w].submitted_artifacts})
-        if not artifacts:
-            return None
+    def _give_up(self, item: WorkItemRecord, why: str) -> Intent:
         return Intent(
-            kind="mission.submit_for_approval",
-            group=group_id(spec.id),
-            why="every planned WorkItem is verified: submit the exact revision and Artifacts",
-            payload={"artifactHashes": artifacts},
+            kind="mission.terminate",
+            group=item.group_id,
+            why=f"'{short(item.work_item_id)}' {why}: the Mission cannot be completed as planned",
+            payload={"reason": f"WorkItem {item.work_item_id} {why}"},
         )
 
     # ------------------------------------------------------------------ feedback
 
+    def observe(self, view: View, event: dict[str, Any]) -> None:
+        """Learn from each released Event: outcomes for reliability Evidence, declines, and
+        the results of child Missions it owns (their reviews, read before approving them)."""
+        payload = event.get("payload", {})
+        mine = self._mine(view)
+        self.offers.observe(view, event, mine)
+        for spec in self.missions:
+            if event.get("groupId") == group_id(spec.id):
+                self.handovers.history.setdefault(mission_id(spec.id), []).append(event)
+        if event["kind"] == "work.failed" and payload.get("missionId") in mine:
+            if payload.get("permanent"):
+                self.plans.permanent.add(payload["workItemId"])
+            else:
+                self.plans.permanent.discard(payload["workItemId"])
+        if event["kind"] == "work.result.accepted":
+            mission = view.state.missions.get(payload.get("missionId", ""))
+            if mission is not None and mission.owner_id == view.me:
+                self.plans.child_events.setdefault(mission.mission_id, []).append(event)
+
     def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
-        """Learn from refusals (a decline is an expired offer; a change request means rework)."""
+        """Learn from what became of an Intent."""
+        plan.note_proposal_outcome(intent, outcome.ok, self.plans)
+        handover.note_package(intent, outcome.ok, self.handovers)
+        if intent.tag.startswith("reconcile:") and outcome.ok:
+            mid, epoch = intent.tag[len("reconcile:") :].rsplit(":", 1)
+            self.handovers.reconciled[mid] = int(epoch)
+        if intent.tag.startswith("stale:"):
+            self.handovers.stale_sent.add(intent.tag.split(":", 1)[1])
 
     def observe_changes_requested(self, spec_id: str) -> None:
         """Plan one more round of corrective work for a Mission."""
-        self.rework[spec_id] = self.rework.get(spec_id, 0) + 1
+        self.plans.rework[spec_id] = self.plans.rework.get(spec_id, 0) + 1
 
     def next_wakeup(self, view: View, now_us: int) -> int | None:
-        """Offer expiries, owner lease expiries and its own lease renewal point."""
-        times: list[int] = []
+        """Offer expiries, owner lease expiries, its own lease renewal point, failure times."""
+        times = [
+            due
+            for wid in self.offers.restarted_us
+            if (due := self.offers.next_round_us(wid)) is not None
+        ]
         for spec in self.missions:
+            for offset in (spec.coordinator_fails_after_s, spec.coordinator_returns_after_s):
+                if offset is not None and short(view.me) == spec.coordinator:
+                    times.append(self.start_us + offset * 1_000_000)
             mission = view.state.missions.get(mission_id(spec.id))
             if mission is None or mission.coordinator_agent_id != view.me:
                 continue
             lease = view.state.leases.get(mission.coordinator_lease_id or "")
             if lease is not None and lease.is_active:
-                times.append(lease.expires_us - (lease.expires_us - _issued_us(lease)) // 3)
+                times.append(lease.expires_us - (lease.expires_us - _issued_us(lease)) // 2)
             for item in self._items(view, spec).values():
+                times.append(parse_timestamp(item.contract["deadline"]).epoch_micros)
                 for offer_id in item.offer_ids:
                     offer = view.state.offers[offer_id]
                     if offer.status == "pending":
@@ -390,9 +480,3 @@ class CoordinatorPolicy:
                         times.append(lease.expires_us)
         future = [t for t in times if t > now_us]
         return min(future) if future else None
-
-
-def _issued_us(lease: Any) -> int:
-    from ..protocol.timestamps import parse_timestamp
-
-    return parse_timestamp(lease.last_renewed_at or lease.issued_at).epoch_micros

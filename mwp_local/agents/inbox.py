@@ -3,7 +3,9 @@
 Delivery is at-least-once: the inbox deduplicates by Event ID, routes by Group before applying
 sequence logic, buffers out-of-order Events, and releases them strictly in sequence order. Its
 Cursor per Group is the highest contiguous sequence released; it never moves over a gap.
-Organization-scoped Events (no Group) are released once each, in arrival order.
+Organization-scoped Events (no Group) are released once each, in arrival order; their pseudo
+Cursor ``cursors[ORG]`` counts them. Buffered out-of-order Events are never durable: after a
+restart, ``restore`` brings back the Cursors and the Group log re-delivers the rest.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Inbox:
                 self.duplicates += 1
                 return []
             self.seen.add(event_id)
+            self.cursors[ORG] = self.cursors.get(ORG, 0) + 1
             return [event]
         cursor = self.cursors.get(group, 0)
         sequence = int(event["sequence"])
@@ -55,6 +58,12 @@ class Inbox:
         for event in events:
             out.extend(self.offer(event))
         return out
+
+    def restore(self, cursors: dict[str, int], organization_event_ids: Iterable[str]) -> None:
+        """Start from durably stored Cursors (and the Organization Events already released)."""
+        self.cursors = dict(cursors)
+        self.buffered = {}
+        self.seen = set(organization_event_ids)
 
     def gaps(self) -> dict[str, list[int]]:
         """Per Group, the sequences buffered beyond a gap (waiting for redelivery)."""

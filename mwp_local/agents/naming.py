@@ -31,3 +31,14 @@ def human_id(name: str) -> str:
 def short(identifier: str) -> str:
     """The last segment of an identifier, for messages (``…:work:checkout:tests`` → ``tests``)."""
     return identifier.rsplit(":", 1)[-1]
+
+
+def review_item_id(reviewed: str, ownership_epoch: int) -> str:
+    """The review WorkItem that assesses the submission of ``reviewed`` made under its
+    Ownership Epoch ``ownership_epoch`` (one submission per epoch)."""
+    return f"{reviewed}.review-e{ownership_epoch}"
+
+
+def proposal_item_id(mission: str, proposal_id: str) -> str:
+    """The WorkItem a Coordinator authorizes from Work Proposal ``proposal_id``."""
+    return work_item_id(mission, "proposal-" + short(proposal_id))

@@ -1,46 +1,114 @@
-"""An agent's runtime: its inbox, the state it folds from delivered Events, and how its Intents
-become signed Commands carrying the epochs *it* knows (not the Authority's).
+"""An agent's runtime: its inbox, the state it folds from delivered Events, its durable local
+projections, and how its Intents become signed Commands carrying the epochs *it* knows (not the
+Authority's).
 
 The runtime is the boundary between a sans-IO policy and a driver. Everything an agent knows
 comes from Events delivered to it: a Command it signs carries the Session, Membership and
 Coordinator Epochs of its own replica, so an agent that missed Events sends stale Commands and
 is fenced, exactly as a real one would be.
+
+With a ``LocalStore`` (Workers; MWP-WRK-008) every released Event goes to its Group's inbox and
+the per-Group Cursors and work queues follow. Writes are batched: the Events released since the
+last commit, the Cursors they moved and the queue rows they changed are committed in one
+transaction (``flush``), by default just before the agent sends a Command, so it acts only on
+what is durable. A driver may instead commit when the agent goes idle (group commit; threads
+mode does, so a busy Worker does not pay one commit per action): either way a Cursor is never
+stored without what it produced, and a crash loses only what the Group log re-delivers.
+Opening a runtime on an existing store folds its stored Events back in release order and checks
+the rebuilt queues against the stored ones (``restored``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..authority.context import derived_uuid
 from ..authority.evolve import evolve
 from ..authority.pipeline import Outcome
 from ..authority.state import AuthorityState
 from ..organization import Member, Organization
+from ..protocol.jcs import canonicalize
+from ..protocol.jsontext import parse_strict
 from .base import Intent, Policy, View
-from .inbox import Inbox
+from .inbox import ORG, Inbox
+from .local_store import InboxRow, LocalBatch, LocalStore, QueueRow, work_queues
+
+#: A runtime whose driver commits at other points still commits before acting once this many
+#: released Events wait (bounded memory, bounded replay after a crash).
+MAX_PENDING = 512
+
+
+@runtime_checkable
+class Observer(Protocol):
+    """A policy that also wants each released Event (in release order, replays included)."""
+
+    def observe(self, view: View, event: dict[str, Any]) -> None:
+        """Learn from one released Event (after it was folded into the view)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Restored:
+    """What opening a runtime on an existing local store found."""
+
+    #: Events folded back from the store.
+    events: int
+    #: The per-Group work queues as stored ...
+    stored_queues: dict[str, tuple[QueueRow, ...]]
+    #: ... and as rebuilt by replaying the stored Events (they must be equal).
+    rebuilt_queues: dict[str, tuple[QueueRow, ...]]
+
+    @property
+    def matches(self) -> bool:
+        """Whether the replay rebuilt exactly the stored queues."""
+        return self.stored_queues == self.rebuilt_queues
 
 
 @dataclass
 class AgentRuntime:
-    """One agent: Principal, policy, inbox and replica state."""
+    """One agent: Principal, policy, inbox, replica state and (optionally) local store."""
 
     org: Organization
     member: Member
     policy: Policy
+    local: LocalStore | None = None
+    #: How many times this agent's runtime was replaced (0: the first); keeps Action IDs of a
+    #: restarted runtime distinct from its predecessor's.
+    incarnation: int = 0
+    #: Commit the local projections before each Command (else the driver calls ``flush``).
+    flush_before_acting: bool = True
     inbox: Inbox = field(default_factory=Inbox)
     replica: AuthorityState = field(init=False)
     sent: int = 0
     accepted: int = 0
     rejected: int = 0
-    #: Intents refused since the last new Event: not retried until something changes, so a
-    #: policy that keeps wanting a refused Command does not spin.
-    _refused: set[str] = field(default_factory=set)
+    #: What opening on an existing local store found (None without a store).
+    restored: Restored | None = field(default=None, init=False)
+    #: Refused Intents (key → the WorkItem it concerns, or ""): not retried until an Event
+    #: about that WorkItem, or one about no WorkItem (a Mission, Membership or Session change),
+    #: is released, so a policy that keeps wanting a refused Command does not spin on the
+    #: traffic of other WorkItems.
+    _refused: dict[str, str] = field(default_factory=dict)
+    _position: int = field(default=0, init=False)
+    _pending: list[InboxRow] = field(default_factory=list, init=False)
+    _moved: set[str] = field(default_factory=set, init=False)
+    _queues: dict[str, tuple[QueueRow, ...]] = field(default_factory=dict, init=False)
+    #: The per-Group Cursors as last committed to the local store (MWP-WRK-029/030).
+    _durable: dict[str, int] = field(default_factory=dict, init=False)
+    #: Accepted Commands whose Events have not reached this agent yet (at-least-once delivery
+    #: may be late or out of order): the agent does not decide again until they have, so it
+    #: never acts on a view that lacks its own accepted writes.
+    _awaiting: dict[str, set[str]] = field(default_factory=dict, init=False)
+    #: ... and the outcomes the policy learns once they have arrived.
+    _deferred: dict[str, tuple[Intent, Outcome, int]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.replica = AuthorityState(
             registry=self.org.registry(), organization_id=self.org.organization_id
         )
+        if self.local is not None:
+            self._restore(self.local)
 
     @property
     def name(self) -> str:
@@ -55,18 +123,147 @@ class AgentRuntime:
     def _sign(self, profile: str, document: dict[str, Any]) -> dict[str, Any]:
         return self.org.sign(profile, self.member, document)
 
+    # ------------------------------------------------------------------ delivery
+
     def deliver(self, events: list[dict[str, Any]]) -> int:
         """Receive Events (any order, duplicates allowed); fold the releasable ones."""
-        released = self.inbox.offer_all(events)
-        for event in released:
-            evolve(self.replica, event)
+        released = 0
+        observer = self.policy if isinstance(self.policy, Observer) else None
+        for event in events:
+            for ready in self.inbox.offer(event):
+                self._fold(ready, observer)
+                released += 1
+                if self._awaiting:
+                    self._arrived(ready["eventId"])
+                if self._refused:
+                    self._reconsider(ready)
         self.replica.take_touched()
-        if released:
+        for key in [k for k in self._deferred if k not in self._awaiting]:
+            intent, outcome, at_us = self._deferred.pop(key)
+            self.policy.on_outcome(self.view, intent, outcome, at_us)
+        return released
+
+    def _reconsider(self, event: dict[str, Any]) -> None:
+        """Let refused Intents be tried again once something they may depend on changed."""
+        payload = event.get("payload")
+        about = payload.get("workItemId") if isinstance(payload, dict) else None
+        if not about:
             self._refused.clear()
-        return len(released)
+            return
+        for key in [k for k, wid in self._refused.items() if wid == about]:
+            del self._refused[key]
+
+    def _arrived(self, event_id: str) -> None:
+        for key in list(self._awaiting):
+            self._awaiting[key].discard(event_id)
+            if not self._awaiting[key]:
+                del self._awaiting[key]
+
+    def _released(self, event: dict[str, Any]) -> bool:
+        group = event.get("groupId")
+        if group is None:
+            return event["eventId"] in self.inbox.seen
+        return int(event["sequence"]) <= self.inbox.cursors.get(group, 0)
+
+    def _fold(self, event: dict[str, Any], observer: Observer | None) -> None:
+        evolve(self.replica, event)
+        if observer is not None:
+            observer.observe(self.view, event)
+        if self.local is None:
+            return
+        group = event.get("groupId") or ORG
+        self._position += 1
+        self._moved.add(group)
+        self._pending.append(
+            InboxRow(
+                position=self._position,
+                group_id=group,
+                sequence=int(event["sequence"]) if group != ORG else self.inbox.cursors[ORG],
+                event_id=event["eventId"],
+                kind=event["kind"],
+                document=canonicalize(event).decode(),
+            )
+        )
+
+    def work_queues(self) -> dict[str, tuple[QueueRow, ...]]:
+        """This agent's per-Group work queues as its replica shows them now."""
+        return work_queues(self.replica, self.member.id)
+
+    def flush(self) -> None:
+        """Commit the Events released since the last commit, with the Cursors they moved and
+        the queue rows they changed, in one transaction (no-op without a store)."""
+        if self.local is None or not self._pending:
+            return
+        queues = self.work_queues()
+        changed = {
+            g: queues.get(g, ())
+            for g in set(queues) | set(self._queues)
+            if queues.get(g, ()) != self._queues.get(g, ())
+        }
+        self.local.commit(
+            LocalBatch(
+                events=tuple(self._pending),
+                cursors={g: self.inbox.cursors[g] for g in sorted(self._moved)},
+                queues=changed,
+            )
+        )
+        self._durable.update({g: self.inbox.cursors[g] for g in self._moved})
+        self._pending = []
+        self._moved = set()
+        self._queues = queues
+
+    def durable_cursors(self) -> dict[str, int]:
+        """The per-Group Cursors as durably stored (without a local store, as processed):
+        what an ``ACK`` reports and a reconnecting ``SUBSCRIBE`` replays after. Never past a
+        gap: the inbox moves a Cursor only over contiguous sequences."""
+        source = self._durable if self.local is not None else self.inbox.cursors
+        return {g: c for g, c in source.items() if g != ORG}
+
+    def close(self, *, flush: bool = True) -> None:
+        """Flush (unless told not to, as a crash would not) and close the local store; the
+        runtime keeps nothing durable afterwards."""
+        if self.local is None:
+            return
+        if flush:
+            self.flush()
+        self.local.close()
+        self.local = None
+        self._pending = []
+
+    def _restore(self, local: LocalStore) -> None:
+        snapshot = local.load()
+        observer = self.policy if isinstance(self.policy, Observer) else None
+        for row in snapshot.events:
+            event = parse_strict(row.document)
+            evolve(self.replica, event)
+            if observer is not None:
+                observer.observe(self.view, event)
+        self.replica.take_touched()
+        self.inbox.restore(
+            snapshot.cursors, (r.event_id for r in snapshot.events if r.group_id == ORG)
+        )
+        self._position = snapshot.events[-1].position if snapshot.events else 0
+        self._durable = dict(snapshot.cursors)
+        rebuilt = self.work_queues()
+        self.restored = Restored(
+            events=len(snapshot.events), stored_queues=snapshot.queues, rebuilt_queues=rebuilt
+        )
+        if rebuilt != snapshot.queues:
+            # The projection is not the truth: replay wins and the store is corrected.
+            local.commit(
+                LocalBatch(
+                    queues={g: rebuilt.get(g, ()) for g in set(rebuilt) | set(snapshot.queues)}
+                )
+            )
+        self._queues = rebuilt
+
+    # ------------------------------------------------------------------ acting
 
     def intents(self, now_us: int) -> list[Intent]:
-        """What the policy wants to do now (minus Intents refused since the last new Event)."""
+        """What the policy wants to do now (minus Intents refused since the last new Event);
+        nothing while Events of its own accepted Commands are still on their way."""
+        if self._awaiting:
+            return []  # read your own writes first: the view lacks Events it caused
         return [i for i in self.policy.decide(self.view, now_us) if _key(i) not in self._refused]
 
     def next_wakeup(self, now_us: int) -> int | None:
@@ -74,7 +271,13 @@ class AgentRuntime:
         return self.policy.next_wakeup(self.view, now_us)
 
     def command(self, intent: Intent, issued_at: str) -> bytes:
-        """Sign ``intent`` as this agent, with the epochs its own replica knows."""
+        """Sign ``intent`` as this agent, with the epochs its own replica knows.
+
+        What the agent knows is made durable first (``flush``), unless the driver commits at
+        other points (``flush_before_acting``).
+        """
+        if self.flush_before_acting or len(self._pending) >= MAX_PENDING:
+            self.flush()
         self.sent += 1
         state = self.replica
         fields: dict[str, Any] = {"issued_at": issued_at, "group_id": intent.group}
@@ -89,17 +292,26 @@ class AgentRuntime:
             mission = state.missions[state.groups[group].mission_id]
             if self.member.id == mission.coordinator_agent_id and self.member.type == "agent":
                 fields["coordinator_epoch"] = mission.coordinator_epoch
-        fields["action_id"] = derived_uuid(self.member.id, intent.kind, issued_at, str(self.sent))
+        count = str(self.sent) if not self.incarnation else f"{self.incarnation}.{self.sent}"
+        fields["action_id"] = derived_uuid(self.member.id, intent.kind, issued_at, count)
         fields.update(intent.overrides)
         return self.org.command(self.member, intent.kind, intent.payload, **fields)
 
     def outcome(self, intent: Intent, outcome: Outcome, now_us: int) -> None:
-        """Tell the policy what became of its Intent."""
+        """Tell the policy what became of its Intent: at once, or, for an accepted Command whose
+        Events have not reached this agent yet, as soon as they have (so the policy reads its
+        own writes)."""
         if outcome.ok:
             self.accepted += 1
+            documents = getattr(outcome, "event_documents", ())
+            waiting = {e["eventId"] for e in documents if not self._released(e)}
+            if waiting:
+                self._awaiting[_key(intent)] = waiting
+                self._deferred[_key(intent)] = (intent, outcome, now_us)
+                return
         else:
             self.rejected += 1
-            self._refused.add(_key(intent))
+            self._refused[_key(intent)] = str(intent.payload.get("workItemId", ""))
         self.policy.on_outcome(self.view, intent, outcome, now_us)
 
 

@@ -367,6 +367,14 @@ class Scheduler:
         )
         return schedule_estimate(inputs, self.config)
 
+    def queued_ids(self) -> frozenset[str]:
+        """The WorkItems waiting in some Group's queue (cheap: no scores, no ordering)."""
+        return frozenset(self._ledger.queued_in)
+
+    def in_flight_ids(self) -> frozenset[str]:
+        """The WorkItems dispatched into a slot and not yet back (cheap)."""
+        return frozenset(self._ledger.in_flight)
+
     def snapshot(self, now_us: int | None = None) -> SchedulerSnapshot:
         """A frozen picture for widgets: per-Group queues and shares, slots, virtual time.
 

@@ -1,27 +1,43 @@
-"""The Worker, a sans-IO policy (§10.3, §11): admission control, per-Group queues, a global
+"""The Worker, a sans-IO policy (§10.3, §11, §12): admission control, per-Group queues, a global
 Scheduler into isolated execution slots, Execution Leases, progress, checkpoints, blocking,
-retries and submission with Evidence.
+bounded retries and submission with Evidence.
 
-Simulated work follows a seeded behaviour model (duration, jitter, chances of failing or
-blocking). Everything the Worker knows about a Group comes from the Events delivered to it; its
-slots are its own private execution state (one per concurrently executing WorkItem, isolated:
-each slot keeps its own Mission, lease, checkpoint and idempotency key).
+Everything the Worker knows about a Group comes from the Events delivered to it (its replica
+and ``observe``); whatever it must remember across a restart is derived from them, so a rebuilt
+runtime decides as the old one would. Its slots are its own private execution state
+(``slots.py``): one per concurrently executing WorkItem, isolated from each other. Simulated work
+follows a seeded behaviour model (duration, jitter, chances of failing or blocking).
+
+The driver's side of the contract, beyond ``decide``/``on_outcome``: after each action it hands
+capability tokens to the slots that ask (``token_requests`` → ``grant_token``) and performs the
+slots' external operations (``external_calls`` → ``on_external``). Admission control lives in
+``admission.py``, the retry rules in ``retries.py``, running a slot in ``worker_execution.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..authority.model import WorkItemRecord
 from ..authority.pipeline import Outcome
+from ..authority.tokens import CapabilityToken
 from ..protocol.tables import WorkItemState
-from ..protocol.timestamps import format_utc, parse_timestamp
+from ..protocol.timestamps import parse_timestamp
 from ..sim.mission_file import Behaviour
+from .admission import (
+    DECLINE_SCHEMA,
+    QUESTION_SCHEMA,
+    AdmissionInputs,
+    CostModel,
+    Eligibility,
+    admit,
+    ambiguities,
+)
 from .base import Intent, View
 from .naming import short
+from .retries import backoff_us
 from .scheduler import Scheduler
 from .scheduler_model import (
     Dispatch,
@@ -32,45 +48,26 @@ from .scheduler_model import (
     SchedulerConfig,
     Slot,
 )
+from .slots import (
+    SETUP_US,
+    Execution,
+    ExternalCall,
+    SlotView,
+    TokenRequest,
+    execution_key,
+)
+from .worker_documents import presence_record
+from .worker_execution import (
+    LEASE_SECONDS,
+    WorkFunction,
+    give_up_intent,
+    renewed_us,
+    run_slot,
+)
 
 W = WorkItemState
-DECLINE_SCHEMA = "urn:mwp-local:schema:offer-decline"
-#: The Execution Lease a simulated Worker asks for (renewed a third before it runs out).
-LEASE_SECONDS = 600
-#: Simulated set-up time during which running work is not at a safe point (§11.3).
-SETUP_US = 60_000_000
 
-
-@dataclass
-class Execution:
-    """What runs in one isolated execution slot: its own Mission, lease, checkpoint progress and
-    side-effect idempotency key, never shared with another slot (MWP-WRK-011)."""
-
-    slot_id: str
-    work_item_id: str
-    group_id: str
-    mission_id: str
-    lease_id: str
-    ownership_epoch: int
-    attempt: int
-    started_us: int
-    remaining_us: int
-    checkpoint_at_us: int | None
-    fail_at_us: int | None
-    block_at_us: int | None
-    idempotency_key: str
-    published: str | None = None
-    usage_recorded: bool = False
-    preempt: bool = False
-
-    def at_safe_point(self, now_us: int) -> bool:
-        """Past its set-up phase, the simulated work can checkpoint safely and idempotently."""
-        return now_us - self.started_us >= SETUP_US
-
-    @property
-    def finish_us(self) -> int:
-        """When the work would be done if nothing interrupts it."""
-        return self.started_us + self.remaining_us
+__all__ = ["DECLINE_SCHEMA", "LEASE_SECONDS", "SETUP_US", "Execution", "WorkerPolicy"]
 
 
 @dataclass
@@ -82,14 +79,36 @@ class WorkerPolicy:
     behaviour: Behaviour
     rng: random.Random
     durations: dict[str, int] = field(default_factory=dict)
-    slots: dict[str, Execution] = field(default_factory=dict)
+    #: What the Organization cleared this Worker for, and what it expects an attempt to cost.
+    eligibility: Eligibility = field(default_factory=Eligibility)
+    cost: CostModel = field(default_factory=CostModel)
+    #: Owned items (queued, active, blocked) it commits to at most; None: twice its slots.
+    queue_capacity: int | None = None
+    unavailable_capabilities: frozenset[str] = frozenset()
+    #: Organization priority class per Group, set by policy or the MissionOwner (never by a
+    #: Coordinator); Groups not named are class 0 (MWP-WRK-009, 010).
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    #: How long a fresh run stays at an unsafe point (no preemption, no checkpoint).
+    setup_us: int = SETUP_US
+    #: The Execution Lease it asks for on start and renewal (renewed a third before expiry).
+    lease_seconds: int = LEASE_SECONDS
+    #: Capability ID → a function that really does the work and returns the deliverable.
+    work_functions: dict[str, WorkFunction] = field(default_factory=dict)
     scheduler: Scheduler = field(
         default_factory=lambda: Scheduler(SchedulerConfig(preemption=PreemptionPolicy.COOPERATIVE))
     )
+    slots: dict[str, Execution] = field(default_factory=dict)
     pending_starts: dict[str, str] = field(default_factory=dict)
+    #: Offers this Worker answered (accepted, declined or questioned), from Events and outcomes.
     answered: set[str] = field(default_factory=set)
-    progress_us: dict[str, int] = field(default_factory=dict)
-    checkpoints_done: dict[str, int] = field(default_factory=dict)
+    #: WorkItem → when its latest attempt failed and how many failed (from ``work.failed``
+    #: Events): backoff and the retry budget; and the WorkItems failed for good.
+    failed_at: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    given_up: set[str] = field(default_factory=set)
+    #: Ready-Group set at dispatch → Group → service given (µs): the fairness the slots saw.
+    service: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
+    _ready_at_dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ reading the view
 
@@ -102,41 +121,100 @@ class WorkerPolicy:
         base = self.durations.get(item.work_item_id, 600) * 1_000_000
         return int(base / max(self.behaviour.speed, 0.01))
 
-    def _admit(self, view: View, item: WorkItemRecord, now_us: int) -> str | None:
-        """Admission control (MWP-WRK-005): a structured decline reason, or None to accept."""
-        for cap in item.contract["requiredCapabilities"]:
-            have = self.capabilities.get(cap["id"])
-            if (
-                have is None
-                or have.split(".")[0] != cap["version"].split(".")[0]
-                or tuple(int(x) for x in have.split("."))
-                < tuple(int(x) for x in cap["version"].split("."))
-            ):
-                return "capability"
-        owned = [i for i in self._mine(view) if i.state in (W.QUEUED, W.ACTIVE, W.BLOCKED)]
-        if len(owned) >= 2 * self.max_concurrency:
-            return "capacity"
-        deadline = parse_timestamp(item.contract["deadline"]).epoch_micros
-        backlog = sum(self._estimate_us(i) for i in owned) // max(self.max_concurrency, 1)
-        if now_us + backlog + self._estimate_us(item) > deadline:
-            return "deadline"
-        if any(d not in view.state.work_items for d in item.dependencies):
-            return "dependency"
-        return None
+    def _resume_point(self, item: WorkItemRecord) -> tuple[int, int]:
+        """Work already done and its checkpoint count, from the latest checkpoint in the log.
+
+        Work resumes from the latest checkpoint, also under a new Ownership Epoch (§11.5:
+        reassignment from the latest checkpoint), unless an attempt failed after it.
+        """
+        point = item.last_checkpoint
+        if not point or "takenAt" not in point:
+            return 0, 0
+        failed = self.failed_at.get(item.work_item_id)
+        if failed is not None and failed >= parse_timestamp(point["takenAt"]).epoch_micros:
+            return 0, 0
+        return int(point.get("completedUs", 0)), int(point.get("checkpoints", 0))
+
+    def _remaining_us(self, item: WorkItemRecord) -> int:
+        return max(1_000_000, self._estimate_us(item) - self._resume_point(item)[0])
+
+    def _not_before(self, item: WorkItemRecord) -> int | None:
+        """The earliest start of a new attempt (retry backoff after a failure)."""
+        failed = self.failed_at.get(item.work_item_id)
+        if failed is None:
+            return None
+        failures = self.failures.get(item.work_item_id, 1)
+        return failed + backoff_us(item.contract["retryPolicy"], failures)
+
+    # ------------------------------------------------------------------ Events
+
+    def observe(self, view: View, event: dict[str, Any]) -> None:
+        """Remember what must survive a restart: answered offers and failure times."""
+        kind = event["kind"]
+        payload = event.get("payload", {})
+        if kind == "work.failed":
+            wid = payload["workItemId"]
+            self.failed_at[wid] = parse_timestamp(event["occurredAt"]).epoch_micros
+            self.failures[wid] = self.failures.get(wid, 0) + 1
+            if payload.get("permanent"):
+                self.given_up.add(wid)
+        elif kind == "message.posted" and payload["message"]["author"]["id"] == view.me:
+            for part in payload["message"]["content"]:
+                if part.get("type") == "data_ref" and part.get("schema") in (
+                    DECLINE_SCHEMA,
+                    QUESTION_SCHEMA,
+                ):
+                    offer_id = part.get("data", {}).get("offerId")
+                    if isinstance(offer_id, str):
+                        self.answered.add(offer_id)
 
     # ------------------------------------------------------------------ decide
 
     def decide(self, view: View, now_us: int) -> list[Intent]:
-        """Answer offers, run slots, then fill free slots."""
+        """Answer offers, let the Scheduler decide, run the slots, then start what it
+        dispatched."""
         out: list[Intent] = []
         out.extend(self._answer_offers(view, now_us))
-        self._forget_lost_slots(view)
+        self._forget_lost_slots(view, now_us)
+        # The Scheduler decides first, so a slot asked to yield checkpoints in this same round.
+        starts = self._dispatch(view, now_us)
         for slot in sorted(self.slots.values(), key=lambda s: s.slot_id):
-            intent = self._run_slot(view, slot, now_us)
+            intent = run_slot(
+                view,
+                slot,
+                now_us,
+                rng=self.rng,
+                capabilities=self.capabilities,
+                cost=self.cost,
+                estimate_us=self._estimate_us,
+                lease_seconds=self.lease_seconds,
+                failures=self.failures.get(slot.work_item_id, 0),
+                work_functions=self.work_functions,
+            )
             if intent is not None:
                 out.append(intent)
-        out.extend(self._dispatch(view, now_us))
+        out.extend(starts)
         return out
+
+    def _admission(self, view: View, item: WorkItemRecord, now_us: int) -> AdmissionInputs:
+        return AdmissionInputs(
+            item=item,
+            state=view.state,
+            agent_id=view.me,
+            now_us=now_us,
+            capabilities=self.capabilities,
+            unavailable_capabilities=self.unavailable_capabilities,
+            max_concurrency=self.max_concurrency,
+            queue_capacity=(
+                2 * self.max_concurrency if self.queue_capacity is None else self.queue_capacity
+            ),
+            eligibility=self.eligibility,
+            cost=self.cost,
+            estimate_us=self._remaining_us,
+            not_before_us=self._not_before(item),
+            failures=self.failures,
+            given_up=self.given_up,
+        )
 
     def _answer_offers(self, view: View, now_us: int) -> list[Intent]:
         out = []
@@ -146,54 +224,87 @@ class WorkerPolicy:
             if offer.offer_id in self.answered or offer.expires_us <= now_us:
                 continue
             item = view.state.work_items[offer.work_item_id]
-            if item.state is not W.OFFERED:
+            if item.state is not W.OFFERED or offer.contract_version != item.contract_version:
                 continue
-            reason = self._admit(view, item, now_us)
-            name = short(item.work_item_id)
-            if reason is None:
-                out.append(
-                    Intent(
-                        kind="work.accept_offer",
-                        group=item.group_id,
-                        why=f"admission control passed: accept '{name}' into the queue",
-                        payload={
-                            "workItemId": item.work_item_id,
-                            "offerId": offer.offer_id,
-                            "scheduleEstimate": self._estimate(view, item, now_us),
-                        },
-                        overrides={"expected_revision": item.revision},
-                        tag=offer.offer_id,
-                    )
-                )
-            else:
-                out.append(
-                    Intent(
-                        kind="message.post",
-                        group=item.group_id,
-                        why=f"admission control says no ({reason}): decline '{name}'",
-                        payload={
-                            "conversationId": item.conversation_id,
-                            "workItemId": item.work_item_id,
-                            "content": [
-                                {"type": "text", "text": f"Declining the offer: {reason}."},
-                                {
-                                    "type": "data_ref",
-                                    "schema": DECLINE_SCHEMA,
-                                    "data": {"offerId": offer.offer_id, "reason": reason},
-                                },
-                            ],
-                        },
-                        tag=offer.offer_id,
-                    )
-                )
+            out.append(self._answer(view, item, offer.offer_id, now_us))
         return out
+
+    def _answer(self, view: View, item: WorkItemRecord, offer_id: str, now_us: int) -> Intent:
+        name = short(item.work_item_id)
+        questions = ambiguities(item.contract)
+        if questions:  # MWP-WRK-002: ask in the WorkItem Conversation, do not accept
+            return self._message(
+                item,
+                offer_id,
+                why=f"the contract of '{name}' is ambiguous: ask before accepting (§10.1)",
+                text="Before I can accept, the contract must answer: " + " ".join(questions),
+                schema=QUESTION_SCHEMA,
+                data={
+                    "offerId": offer_id,
+                    "contractVersion": item.contract_version,
+                    "questions": questions,
+                },
+            )
+        admission = admit(self._admission(view, item, now_us))
+        if admission.accepted:
+            return Intent(
+                kind="work.accept_offer",
+                group=item.group_id,
+                why=f"admission control passed: accept '{name}' into the queue",
+                payload={
+                    "workItemId": item.work_item_id,
+                    "offerId": offer_id,
+                    "scheduleEstimate": self._estimate(view, item, now_us),
+                },
+                overrides={"expected_revision": item.revision},
+                tag=offer_id,
+            )
+        reason = str(admission.reason)
+        return self._message(
+            item,
+            offer_id,
+            why=f"admission control says no ({reason}): decline '{name}'",
+            text=f"Declining the offer: {reason} ({admission.details[reason]}).",
+            schema=DECLINE_SCHEMA,
+            data={
+                "offerId": offer_id,
+                "reason": reason,
+                "reasons": [str(r) for r in admission.reasons],
+                "details": admission.details,
+            },
+        )
+
+    def _message(
+        self,
+        item: WorkItemRecord,
+        offer_id: str,
+        *,
+        why: str,
+        text: str,
+        schema: str,
+        data: dict[str, Any],
+    ) -> Intent:
+        return Intent(
+            kind="message.post",
+            group=item.group_id,
+            why=why,
+            payload={
+                "conversationId": item.conversation_id,
+                "workItemId": item.work_item_id,
+                "content": [
+                    {"type": "text", "text": text},
+                    {"type": "data_ref", "schema": schema, "data": data},
+                ],
+            },
+            tag=offer_id,
+        )
 
     def _estimate(self, view: View, item: WorkItemRecord, now_us: int) -> dict[str, Any]:
         """Scheduling disclosure (MWP-WRK-012) from the Scheduler: no other Group's names,
         content, assignments or exact queue positions."""
         probe = item.work_item_id not in self._known()
         if probe:
-            self.scheduler.enqueue(self._queued_work(view, item, now_us))
+            self.scheduler.enqueue(self._queued_work(item, now_us))
         try:
             return dict(self.scheduler.disclose(item.work_item_id, now_us, self._slots(now_us)))
         finally:
@@ -201,24 +312,20 @@ class WorkerPolicy:
                 self.scheduler.remove(item.work_item_id)
 
     def _known(self) -> set[str]:
-        snap = self.scheduler.snapshot()
-        queued = {e.work_item_id for g in snap.groups for e in g.queue}
-        running = {w for g in snap.groups for w in g.running}
-        return queued | running | set(self.slots) | set(self.pending_starts)
+        known = self.scheduler.queued_ids() | self.scheduler.in_flight_ids()
+        return set(known) | set(self.slots) | set(self.pending_starts)
 
-    def _queued_work(self, view: View, item: WorkItemRecord, now_us: int) -> QueuedWork:
+    def _queued_work(self, item: WorkItemRecord, now_us: int) -> QueuedWork:
         gate = item.contract["executionApproval"] == "not_required" or item.execution_approved
-        remaining = max(
-            1_000_000, self._estimate_us(item) - self.progress_us.get(item.work_item_id, 0)
-        )
         return QueuedWork(
             work_item_id=item.work_item_id,
             group_id=item.group_id,
             urgency=RequestedUrgency(item.contract["requestedUrgency"]),
             deadline_us=parse_timestamp(item.contract["deadline"]).epoch_micros,
             enqueued_us=now_us,
-            estimated_duration_us=remaining,
+            estimated_duration_us=self._remaining_us(item),
             risk_gate_open=bool(gate),
+            priority_class=self.priority_classes.get(item.group_id, 0),
         )
 
     def _slots(self, now_us: int) -> list[Slot]:
@@ -241,205 +348,34 @@ class WorkerPolicy:
                 out.append(Slot(slot_id=slot_id))
         return out
 
-    def _forget_lost_slots(self, view: View) -> None:
+    def _forget_lost_slots(self, view: View, now_us: int) -> None:
+        """Give up slots whose lease is gone: replaced, closed, or run out (a Worker never acts
+        without a live Execution Lease; the Coordinator re-offers from the latest checkpoint)."""
         for wid, slot in list(self.slots.items()):
             item = view.state.work_items.get(wid)
+            lease = view.state.leases.get(slot.lease_id)
             if (
                 item is None
                 or item.execution_lease_id != slot.lease_id
                 or item.state is not W.ACTIVE
+                or lease is None
+                or not lease.live_at(now_us)
             ):
                 del self.slots[wid]
+                self._served(slot, max(0, min(now_us, slot.finish_us) - slot.started_us))
+                self.scheduler.remove(wid)
 
-    def _progress(
-        self, item: WorkItemRecord, phase: str, now_us: int, remaining: int
-    ) -> dict[str, Any]:
-        done = self.checkpoints_done.get(item.work_item_id, 0)
-        return {
-            "currentPhase": phase,
-            "completedMilestones": [f"checkpoint {n}" for n in range(1, done + 1)],
-            "nextCheckpoint": "deliverable published",
-            "blockers": [],
-            "updatedCompletionEstimate": format_utc(now_us + max(remaining, 0)),
-            "evidenceIds": [],
-        }
+    # ------------------------------------------------------------------ dispatching
 
-    def _run_slot(self, view: View, slot: Execution, now_us: int) -> Intent | None:
-        item = view.state.work_items[slot.work_item_id]
-        lease = view.state.leases[slot.lease_id]
-        ref = {
-            "workItemId": slot.work_item_id,
-            "ownershipEpoch": slot.ownership_epoch,
-            "leaseId": slot.lease_id,
-        }
-        name = short(slot.work_item_id)
-        remaining = slot.finish_us - now_us
-        span = (
-            lease.expires_us
-            - parse_timestamp(lease.last_renewed_at or lease.issued_at).epoch_micros
-        )
-        if lease.expires_us - now_us <= span // 3 and remaining > 0:
-            return Intent(
-                kind="ext.missionweaveprotocol.core.execution_lease_renew",
-                group=slot.group_id,
-                why=f"renew the Execution Lease of '{name}' before it expires",
-                payload={
-                    **ref,
-                    "leaseDurationSeconds": LEASE_SECONDS,
-                    "progress": self._progress(item, "executing", now_us, remaining),
-                },
-            )
-        if slot.fail_at_us is not None and now_us >= slot.fail_at_us:
-            return Intent(
-                kind="work.fail",
-                group=slot.group_id,
-                why=f"attempt {slot.attempt} of '{name}' failed (a transient error)",
-                payload={
-                    **ref,
-                    "reason": "TRANSIENT",
-                    "evidence": [self._evidence(view, item, slot, now_us, failed=True)],
-                },
-            )
-        if slot.block_at_us is not None and now_us >= slot.block_at_us:
-            return Intent(
-                kind="work.block",
-                group=slot.group_id,
-                why=f"'{name}' needs a decision: checkpoint, block, release the slot",
-                payload={
-                    **ref,
-                    "requiredResolution": "Clarify the expected output format.",
-                    "checkpoint": {"progress": self._progress(item, "blocked", now_us, remaining)},
-                },
-            )
-        preempted = slot.preempt and remaining > 0
-        due = slot.checkpoint_at_us is not None and now_us >= slot.checkpoint_at_us
-        if (due or preempted) and remaining > 0:
-            return Intent(
-                kind="work.checkpoint",
-                group=slot.group_id,
-                why=(
-                    f"the Scheduler asked '{name}' to yield: checkpoint at a safe point, pause, "
-                    "release the slot, re-enter the Group queue (§11.3)"
-                    if preempted
-                    else f"a safe, idempotent checkpoint of '{name}' (the slot is released)"
-                ),
-                payload={
-                    **ref,
-                    "preempted": preempted,
-                    "checkpoint": {
-                        "progress": self._progress(item, "checkpointed", now_us, remaining),
-                        "completedUs": self.progress_us.get(slot.work_item_id, 0)
-                        + (now_us - slot.started_us),
-                    },
-                },
-                tag="checkpoint",
-            )
-        if remaining > 0:
-            return None
-        if not slot.usage_recorded:
-            return Intent(
-                kind="ext.missionweaveprotocol.core.resource_usage_record",
-                group=slot.group_id,
-                why=f"record what '{name}' consumed (charged up the budget ancestry)",
-                payload={
-                    **ref,
-                    "delta": {
-                        "computeSeconds": max(1, (now_us - slot.started_us) // 1_000_000),
-                        "toolCalls": 1 + self.rng.randrange(3),
-                    },
-                },
-                tag="usage",
-            )
-        if slot.published is None:
-            content = (
-                f"# {item.contract['goal']}\n\nProduced by {view.me} for {slot.work_item_id}, "
-                f"attempt {slot.attempt}.\nIdempotency key: {slot.idempotency_key}\n"
-            ).encode()
-            return Intent(
-                kind="artifact.publish",
-                group=slot.group_id,
-                why=f"publish the deliverable of '{name}' (content-addressed, signed manifest)",
-                payload={**ref, "artifact": self._manifest(view, item, content, now_us)},
-                blobs={"sha256:" + hashlib.sha256(content).hexdigest(): content},
-                tag="publish",
-            )
-        return Intent(
-            kind="work.submit",
-            group=slot.group_id,
-            why=f"submit '{name}' with Evidence mapped to every acceptance criterion",
-            payload={
-                **ref,
-                "artifactHashes": [slot.published],
-                "evidence": [self._evidence(view, item, slot, now_us)],
-            },
-        )
+    def _sync_queue(self, view: View, now_us: int) -> tuple[set[str], list[WorkItemRecord]]:
+        """Keep the Scheduler's per-Group queues equal to the owned, startable WorkItems.
 
-    def _manifest(
-        self, view: View, item: WorkItemRecord, content: bytes, now_us: int
-    ) -> dict[str, Any]:
-        digest = "sha256:" + hashlib.sha256(content).hexdigest()
-        agent = view.state.agents[view.me]
-        sources = sorted(
-            h for dep in item.dependencies for h in view.state.work_items[dep].submitted_artifacts
-        )
-        return view.sign(
-            "artifact",
-            {
-                "artifactId": f"urn:mwp-local:artifact:{digest[7:39]}",
-                "contentHash": digest,
-                "uri": f"mwp-local://blobs/{digest[7:]}",
-                "sizeBytes": len(content),
-                "mediaType": "text/markdown",
-                "schemaUri": item.contract["requiredDeliverables"][0]["schema"],
-                "producer": {
-                    "agentId": view.me,
-                    "agentCardVersion": agent.card_version,
-                    "capabilities": [
-                        {"id": c, "version": v} for c, v in sorted(self.capabilities.items())
-                    ],
-                },
-                "missionId": item.mission_id,
-                "groupId": item.group_id,
-                "workItemId": item.work_item_id,
-                "sourceArtifactHashes": sources,
-                "toolVersions": [{"name": "mwp-local-simulator", "version": "0.1.0"}],
-                "modelVersions": [],
-                "classification": "internal",
-                "createdAt": format_utc(now_us),
-            },
-        )
-
-    def _evidence(
-        self, view: View, item: WorkItemRecord, slot: Execution, now_us: int, failed: bool = False
-    ) -> dict[str, Any]:
-        subject: dict[str, str] = (
-            {"type": "artifact", "id": slot.published}
-            if slot.published and not failed
-            else {"type": "work_item", "id": item.work_item_id}
-        )
-        return view.sign(
-            "evidence",
-            {
-                "evidenceId": f"urn:mwp-local:evidence:{short(item.work_item_id)}:"
-                f"{slot.ownership_epoch}.{slot.attempt}.{'f' if failed else 'p'}",
-                "missionId": item.mission_id,
-                "groupId": item.group_id,
-                "workItemId": item.work_item_id,
-                "type": "failure_report" if failed else "deterministic_test",
-                "subject": subject,
-                "criterionIds": [c["criterionId"] for c in item.contract["acceptanceCriteria"]],
-                "method": "simulated checks of the deliverable against its schema",
-                "result": "failed" if failed else "passed",
-                "artifactHashes": [slot.published] if slot.published and not failed else [],
-                "generatedBy": view.member.actor,
-                "createdAt": format_utc(now_us),
-            },
-        )
-
-    def _sync_queue(self, view: View, now_us: int) -> None:
-        """Keep the Scheduler's per-Group queues equal to the owned, startable WorkItems."""
+        Returns the Groups with startable work, and the items whose retries are spent.
+        """
         known = self._known()
-        eligible = set()
+        eligible: set[str] = set()
+        groups: set[str] = set()
+        spent = []
         for item in self._mine(view):
             if item.state is not W.QUEUED or item.work_item_id in self.slots:
                 continue
@@ -448,26 +384,45 @@ class WorkerPolicy:
                 continue
             if any(view.state.work_items[d].state is not W.VERIFIED for d in item.dependencies):
                 continue
+            new_attempt = item.ownership_epoch != item.attempt_epoch
+            failed = self.failures.get(item.work_item_id, 0)
+            if new_attempt and failed >= item.contract["retryPolicy"]["maxAttempts"]:
+                spent.append(item)  # never start an attempt beyond the contract's
+                continue
+            not_before = self._not_before(item)
+            if new_attempt and not_before is not None and now_us < not_before:
+                continue  # backoff
             eligible.add(item.work_item_id)
+            groups.add(item.group_id)
             if item.work_item_id not in known:
-                self.scheduler.enqueue(self._queued_work(view, item, now_us))
-        snap = self.scheduler.snapshot()
-        for group in snap.groups:
-            for entry in group.queue:
-                if entry.work_item_id not in eligible:
-                    self.scheduler.remove(entry.work_item_id)
+                self.scheduler.enqueue(self._queued_work(item, now_us))
+            elif item.execution_approved and not self._gate_open(item.work_item_id):
+                # the execution Approval arrived after the item was queued: its gate opens
+                self.scheduler.set_readiness(item.work_item_id, risk_gate_open=True)
+        for work_item_id in sorted(self.scheduler.queued_ids() - eligible):
+            self.scheduler.remove(work_item_id)
+        return groups, spent
+
+    def _gate_open(self, work_item_id: str) -> bool:
+        work = self.scheduler.work(work_item_id)
+        return work is None or work.risk_gate_open
 
     def _dispatch(self, view: View, now_us: int) -> list[Intent]:
         """Ask the Scheduler which queued items go into which slots; honour preemption."""
-        self._sync_queue(view, now_us)
+        ready, spent = self._sync_queue(view, now_us)
+        ready_key = tuple(sorted(ready))
         for decision in self.scheduler.decide(now_us, self._slots(now_us)):
             if isinstance(decision, Dispatch):
                 self.pending_starts[decision.work_item_id] = decision.slot_id
+                self._ready_at_dispatch[decision.work_item_id] = ready_key
             elif isinstance(decision, RequestPreemption):
                 running = self.slots.get(decision.work_item_id)
                 if running is not None and running.at_safe_point(now_us):
-                    running.preempt = True
-        out = []
+                    running.preempt = True  # never at an unsafe point (§11.3)
+        out = [
+            give_up_intent(view, item, now_us, self.failures.get(item.work_item_id, 0))
+            for item in spent
+        ]
         for wid, slot_id in sorted(self.pending_starts.items(), key=lambda p: p[1]):
             item = view.state.work_items[wid]
             out.append(
@@ -478,7 +433,7 @@ class WorkerPolicy:
                     payload={
                         "workItemId": wid,
                         "ownershipEpoch": item.ownership_epoch,
-                        "leaseDurationSeconds": LEASE_SECONDS,
+                        "leaseDurationSeconds": self.lease_seconds,
                     },
                     tag=f"start:{slot_id}",
                 )
@@ -496,39 +451,50 @@ class WorkerPolicy:
             slot_id = self.pending_starts.pop(wid, "")
             if not outcome.ok:
                 self.scheduler.remove(wid)
+                self._ready_at_dispatch.pop(wid, None)
                 return
             self._open(view, wid, slot_id, now_us)
             return
         if not outcome.ok:
             return
         slot = self.slots.get(wid)
-        served = now_us - slot.started_us if slot else 0
-        if intent.tag == "checkpoint" and slot is not None:
+        if slot is None:
+            return
+        served = now_us - slot.started_us
+        if intent.tag == "checkpoint":
             del self.slots[wid]
-            self.progress_us[wid] = self.progress_us.get(wid, 0) + served
-            self.checkpoints_done[wid] = self.checkpoints_done.get(wid, 0) + 1
+            self._served(slot, served)
             self.scheduler.requeue(wid, service_us=served)
-        elif intent.tag == "usage" and slot is not None:
+        elif intent.tag == "usage":
             slot.usage_recorded = True
-        elif intent.tag == "publish" and slot is not None:
+        elif intent.tag == "publish":
             slot.published = intent.payload["artifact"]["contentHash"]
+        elif intent.tag == "progress":
+            slot.reported_completion_us = slot.finish_us
         elif intent.kind in ("work.submit", "work.fail", "work.block"):
-            self.slots.pop(wid, None)
+            del self.slots[wid]
+            self._served(slot, served)
             if intent.kind == "work.block":
                 self.scheduler.remove(wid, service_us=served)
             else:
                 self.scheduler.completed(wid, service_us=served)
-            if intent.kind == "work.fail":
-                self.progress_us.pop(wid, None)
+
+    def _served(self, slot: Execution, served_us: int) -> None:
+        ready = self._ready_at_dispatch.pop(slot.work_item_id, ())
+        by_group = self.service.setdefault(ready, {})
+        by_group[slot.group_id] = by_group.get(slot.group_id, 0) + served_us
 
     def _open(self, view: View, wid: str, slot_id: str, now_us: int) -> None:
         item = view.state.work_items[wid]
+        done_before, checkpoints = self._resume_point(item)
         factor = 1 + self.behaviour.jitter * (self.rng.random() - 0.5)
         total = int(self._estimate_us(item) * factor) // 1_000_000 * 1_000_000
-        remaining = max(1_000_000, total - self.progress_us.get(wid, 0))
-        first = self.checkpoints_done.get(wid, 0) == 0 and remaining > 2 * SETUP_US
+        remaining = max(1_000_000, total - done_before)
+        first = checkpoints == 0 and remaining > 2 * self.setup_us
         fail = self.rng.random() < self.behaviour.failure_rate
         block = not fail and self.rng.random() < self.behaviour.block_rate
+        estimate = item.schedule_estimate if done_before == 0 else None
+        grants = item.contract["allowedResources"]
         self.slots[wid] = Execution(
             slot_id=slot_id,
             work_item_id=wid,
@@ -542,24 +508,92 @@ class WorkerPolicy:
             checkpoint_at_us=now_us + _seconds(remaining // 2) if first else None,
             fail_at_us=now_us + _seconds(remaining // 3) if fail else None,
             block_at_us=now_us + _seconds(remaining // 4) if block else None,
-            idempotency_key=f"{item.mission_id}|{wid}|{item.ownership_epoch}",
+            idempotency_key=execution_key(item.mission_id, wid, item.ownership_epoch),
+            setup_us=self.setup_us,
+            operations=tuple(sorted({op for g in grants for op in g["operations"]})),
+            resource=grants[0]["resource"] if grants else "",
+            checkpoint=item.last_checkpoint if done_before else None,
+            done_before_us=done_before,
+            checkpoints_done=checkpoints,
+            reported_completion_us=(
+                parse_timestamp(estimate["estimatedCompletion"]).epoch_micros if estimate else None
+            ),
+        )
+
+    # ------------------------------------------------------------------ the slots' hand-offs
+
+    def token_requests(self, now_us: int) -> list[TokenRequest]:
+        """Slots that need a capability token for their current Execution Lease."""
+        return [
+            TokenRequest(
+                slot_id=s.slot_id,
+                work_item_id=s.work_item_id,
+                lease_id=s.lease_id,
+                operations=s.operations,
+            )
+            for s in sorted(self.slots.values(), key=lambda s: s.slot_id)
+            if s.needs_token(now_us)
+        ]
+
+    def grant_token(self, slot_id: str, token: CapabilityToken) -> None:
+        """Give ``token`` to slot ``slot_id`` (``ValueError`` if it is bound elsewhere)."""
+        for slot in self.slots.values():
+            if slot.slot_id == slot_id:
+                slot.grant(token)
+                return
+        raise KeyError(f"no WorkItem runs in {slot_id}")
+
+    def external_calls(self, now_us: int) -> list[ExternalCall]:
+        """The external operations the slots want performed now, each with its own token."""
+        calls = []
+        for slot in sorted(self.slots.values(), key=lambda s: s.slot_id):
+            if slot.tool_budget.get("toolCalls", 1.0) < 1:
+                continue
+            call = slot.external_call(now_us)
+            if call is not None:
+                calls.append(call)
+        return calls
+
+    def on_external(self, call: ExternalCall, *, ok: bool, refused: bool = False) -> None:
+        """The driver's answer to an external operation (ignored if its slot moved on)."""
+        slot = self.slots.get(call.work_item_id)
+        if slot is not None and slot.slot_id == call.slot_id:
+            slot.answer(call, ok, refused)
+
+    def slot_view(self, slot_id: str) -> SlotView | None:
+        """A frozen copy of one slot (None when the slot is free)."""
+        for slot in self.slots.values():
+            if slot.slot_id == slot_id:
+                return slot.view()
+        return None
+
+    def presence(self, view: View, now_us: int) -> dict[str, Any]:
+        """A Presence Record (§6.2): current capacity, no other Group's identity or content."""
+        return presence_record(
+            view,
+            now_us,
+            max_slots=self.max_concurrency,
+            active=len(self.slots) + len(self.pending_starts),
+            queued=sum(1 for i in self._mine(view) if i.state is W.QUEUED),
+            capabilities=self.capabilities,
+            unavailable=self.unavailable_capabilities,
         )
 
     def next_wakeup(self, view: View, now_us: int) -> int | None:
-        """The next moment a slot needs attention."""
+        """The next moment a slot or a backoff needs attention."""
         times = []
         for slot in self.slots.values():
             lease = view.state.leases.get(slot.lease_id)
             if lease is not None:
-                span = (
-                    lease.expires_us
-                    - parse_timestamp(lease.last_renewed_at or lease.issued_at).epoch_micros
-                )
-                times.append(lease.expires_us - span // 3)
+                times.append(lease.expires_us - (lease.expires_us - renewed_us(lease)) // 3)
             times.append(slot.finish_us)
+            times.append(slot.started_us + slot.setup_us)
             for t in (slot.checkpoint_at_us, slot.fail_at_us, slot.block_at_us):
                 if t is not None:
                     times.append(t)
+        for item in self._mine(view):
+            if item.state is W.QUEUED and (not_before := self._not_before(item)) is not None:
+                times.append(not_before)
         future = [t for t in times if t > now_us]
         return min(future) if future else None
 

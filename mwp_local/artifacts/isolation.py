@@ -32,7 +32,6 @@ from ..authority.reducers.knowledge import forward_key, knowledge_key
 from ..authority.state import AuthorityState
 from ..protocol.errors import ErrorCode, ProtocolError
 from .blobs import BlobStore
-from .manifests import fetch_artifact
 
 __all__ = [
     "SCHEDULING_EXTENSION",
@@ -168,6 +167,8 @@ def read_artifact(
     Raises ``AUTH_FORBIDDEN`` before touching the blob store when the gate refuses, and
     ``ArtifactIntegrityError`` when the stored content does not verify.
     """
+    from .manifests import fetch_artifact  # here: manifests imports the Authority, which imports us
+
     artifact_access(state, principal_id, artifact_hash)
     return fetch_artifact(blobs, state.artifacts[artifact_hash])
 

@@ -9,6 +9,7 @@ Epoch: a delayed Command with an older Lease ID is refused even if the epoch is 
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 from ...artifacts.isolation import check_group_artifacts
@@ -22,7 +23,7 @@ from ...protocol.tables import (
     WorkItemState,
     WorkTransition,
 )
-from .. import budgets, fences, leases
+from .. import budgets, fences, leases, offline
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..model import WorkItemRecord
@@ -76,10 +77,11 @@ def _executing(ctx: Context, cmd: CommandView, action: str) -> tuple[WorkItemRec
 
 @command("work.start", aggregate="work_item")
 def start(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
-    """The owner starts work under a fresh Execution Lease (§11.3)."""
+    """The owner starts work under a fresh Execution Lease (§11.3); the Ownership Epoch fence
+    comes before the table, in the pipeline's order, so a stale owner learns it is stale."""
     item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    WORK_ITEM_TABLE.lookup(item.state, T.START, subject=item.work_item_id)
     fences.owner(ctx, cmd, item)
+    WORK_ITEM_TABLE.lookup(item.state, T.START, subject=item.work_item_id)
     ownership = ctx.state.leases.get(item.ownership_lease_id or "")
     if ownership is None or not ownership.live_at(ctx.now_us):
         raise ProtocolError(
@@ -184,7 +186,15 @@ def _checkpoint(cmd: CommandView) -> dict[str, Any]:
 
 @command("work.checkpoint")
 def checkpoint(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
-    """Durable progress: release execution, keep a bounded ownership lease (§10.2, §11.3)."""
+    """Durable progress: release execution, keep a bounded ownership lease (§10.2, §11.3).
+
+    A checkpoint buffered offline (bounded-offline binding, §11.5) is reconciled instead: the
+    binding is checked against the historical lease, the offline usage is charged first, and
+    the checkpoint follows in the same transaction (``mwp_local.authority.offline``)."""
+    binding = offline.binding_of(cmd)
+    if binding is not None:
+        yield from _reconcile(ctx, cmd, binding)
+        return
     item, lease = _executing(ctx, cmd, T.CHECKPOINT.value)
     point = _checkpoint(cmd)
     released = leases.close(ctx, lease, "released", point.get("reason", "checkpoint"))
@@ -197,6 +207,31 @@ def checkpoint(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         preempted=bool(cmd.payload.get("preempted", False)),
         leases=leases.documents(released, ownership),
     )
+
+
+def _reconcile(
+    ctx: Context, cmd: CommandView, binding: dict[str, Any]
+) -> Generator[Draft, Any, None]:
+    """Charge the offline usage, then apply the buffered checkpoint (MWP-WRK-021, 022)."""
+    item, lease = offline.check(ctx, cmd, binding)
+    WORK_ITEM_TABLE.lookup(item.state, T.CHECKPOINT, subject=item.work_item_id)
+    point = _checkpoint(cmd)
+    usage = offline.charge(ctx, cmd, item, binding)  # BUDGET_EXCEEDED before any draft
+    closed = []
+    if lease.is_active:
+        closed.append(leases.close(ctx, lease, "released", "offline progress reconciled"))
+    ownership = _ownership_after(ctx, item, "ownership", ctx.config.ownership_after_checkpoint_us)
+    if usage is not None:
+        yield usage
+    draft = item_draft(
+        item,
+        "work.checkpointed",
+        to="queued",
+        checkpoint=point,
+        preempted=False,
+        leases=leases.documents(*closed, ownership),
+    )
+    yield replace(draft, extensions={offline.BOUNDED_OFFLINE: offline.extension_of(cmd)})
 
 
 @command("work.block")

@@ -8,10 +8,12 @@ new Messages and Events that reference the original.
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 from ...protocol.documents import validate
 from ...protocol.errors import ProtocolError
+from .. import offline
 from ..command import CommandView, Draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..registry import command
@@ -69,17 +71,36 @@ def _message(
 
 @command("message.post", actors=("agent", "human"))
 def post(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
-    """Post a completed Message to a Conversation of the Group."""
+    """Post a completed Message to a Conversation of the Group.
+
+    A progress Message a Worker buffered offline (bounded-offline binding, §11.5) must stay in
+    its WorkItem's Conversation; its offline usage is charged first, in the same transaction
+    (``mwp_local.authority.offline``)."""
     payload_field(cmd, "content", list)
+    binding = offline.binding_of(cmd)
+    item = offline.check(ctx, cmd, binding)[0] if binding is not None else None
     conversation = _conversation(ctx, cmd)
+    if item is not None and conversation != item.conversation_id:
+        raise invalid(
+            f"Buffered progress for {item.work_item_id} belongs in its WorkItem Conversation "
+            f"{item.conversation_id}, not in {conversation}.",
+            rule="§11.5 bounded offline execution",
+        )
     message = _message(ctx, cmd, "message.posted", conversation, None)
-    yield Draft(
+    draft = Draft(
         kind="message.posted",
         group_id=cmd.group_id,
         conversation_id=conversation,
         work_item_id=cmd.payload.get("workItemId"),
         payload={"missionId": message["missionId"], "message": message},
     )
+    if item is None or binding is None:
+        yield draft
+        return
+    usage = offline.charge(ctx, cmd, item, binding)  # BUDGET_EXCEEDED before any draft
+    if usage is not None:
+        yield usage
+    yield replace(draft, extensions={offline.BOUNDED_OFFLINE: offline.extension_of(cmd)})
 
 
 def _follow_up(ctx: Context, cmd: CommandView, kind: str) -> Generator[Draft, Any, None]:

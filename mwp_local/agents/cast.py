@@ -1,0 +1,62 @@
+"""Who plays which part in a mission file: one sans-IO policy per Principal.
+
+``cast_policies`` is the single place a driver asks "what policy does this Principal run?":
+
+* each human MissionOwner: a ``MissionOwnerPolicy`` for the root Missions it owns;
+* each Agent that coordinates a Mission, or stands by to replace a Coordinator: a
+  ``CoordinatorPolicy`` for those Missions (child Missions included: their Coordinators are
+  named in the mission file too), with the driver's verified content source for its reviews;
+* every other Agent: the Worker policy the driver builds (``make_worker``), wrapped in a
+  ``ReviewerPolicy`` (it publishes its signed assessment when given a review WorkItem and is
+  inert otherwise);
+* any Agent with scheduled ``[[faults]]``: wrapped in a ``FaultyPolicy``.
+
+It builds objects only; it performs no I/O (the content source is the driver's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..artifacts.checks import ContentSource
+from ..sim.mission_file import AgentSpec, MissionFile
+from .base import Policy
+from .coordinator import CoordinatorPolicy
+from .faults import FaultyPolicy
+from .owner import MissionOwnerPolicy
+from .reviewer import ReviewerPolicy
+
+
+def wrap_worker(spec: MissionFile, agent: AgentSpec, worker: Policy, *, seed: int = 0) -> Policy:
+    """A Worker policy as a mission file runs it: able to review (``ReviewerPolicy``) and
+    silenced by its scheduled faults (``FaultyPolicy``). Both wrappers are transparent."""
+    reviewing = ReviewerPolicy(
+        worker, reject_rate=agent.behaviour.reject_rate, salt=f"{seed}:{agent.name}"
+    )
+    return FaultyPolicy.scheduled(reviewing, spec.faults_of(agent.name), spec.start_us)
+
+
+def cast_policies(
+    spec: MissionFile,
+    *,
+    content: ContentSource | None,
+    make_worker: Callable[[AgentSpec], Policy],
+    seed: int = 0,
+) -> dict[str, Policy]:
+    """Principal name → the policy it runs, for every human and Agent of ``spec``."""
+    policies: dict[str, Policy] = {}
+    for human in spec.humans:
+        owned = [m for m in spec.roots if m.owner == human]
+        policies[human] = MissionOwnerPolicy(owned, spec.start_us)
+    coordinators = spec.coordinator_names()
+    for agent in spec.agents:
+        if agent.name in coordinators:
+            coordinator = CoordinatorPolicy(
+                spec.coordinated_by(agent.name), spec.start_us, content=content
+            )
+            policies[agent.name] = FaultyPolicy.scheduled(
+                coordinator, spec.faults_of(agent.name), spec.start_us
+            )
+        else:
+            policies[agent.name] = wrap_worker(spec, agent, make_worker(agent), seed=seed)
+    return policies

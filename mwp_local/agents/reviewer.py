@@ -1,0 +1,150 @@
+"""A reviewer Agent's side of §13.2 step 3, as a thin sans-IO wrapper around a Worker policy.
+
+The Coordinator asks for a reviewer's assessment by offering it a *review WorkItem* whose
+contract's ``constraints.reviewOf`` names the submission to assess (see ``coordinator_review``).
+The wrapped Worker runs that WorkItem like any other (admission, Execution Lease, usage,
+publication, submission); this wrapper changes only what it publishes: instead of the Worker's
+generic deliverable, a JSON Artifact whose content is the reviewer's own signed
+``reviewer_assessment`` Evidence about the reviewed WorkItem (subject, criteria, method,
+result, producer, time, the reviewed Artifacts; no private reasoning), derived from the reviewed
+Artifacts in the provenance graph. For ordinary work it changes nothing.
+
+The simulated judgement is deterministic: a submission fails the assessment when a hash of the
+review WorkItem's ID falls under the reviewer's ``reject_rate``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+# The Authority package loads before ``artifacts`` (whose package imports the Authority back).
+from .. import authority as _authority  # noqa: F401
+from ..artifacts.evidence import build_evidence
+from ..authority.context import derived_uuid
+from ..authority.model import WorkItemRecord
+from ..authority.pipeline import Outcome
+from ..protocol.jcs import canonicalize
+from ..protocol.timestamps import format_utc
+from .base import Intent, Policy, View
+from .contracts import ASSESSMENT_SCHEMA, review_of
+from .naming import short
+
+
+def assessment_passes(review_work_item_id: str, reject_rate: float, salt: str = "") -> bool:
+    """The deterministic simulated judgement of one review WorkItem."""
+    digest = hashlib.sha256(f"{salt}|{review_work_item_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 >= reject_rate
+
+
+def assessment_evidence(
+    view: View, review_item: WorkItemRecord, now_us: int, *, passed: bool
+) -> dict[str, Any]:
+    """The reviewer's signed ``reviewer_assessment`` of the submission its WorkItem names."""
+    target = review_of(review_item.contract)
+    if target is None:
+        raise ValueError(f"{review_item.work_item_id} is not a review WorkItem")
+    artifacts = list(target["artifactHashes"])
+    return build_evidence(
+        view.member,
+        mission_id=review_item.mission_id,
+        group_id=review_item.group_id,
+        work_item_id=target["workItemId"],
+        type="reviewer_assessment",
+        subject=("artifact", artifacts[0]) if artifacts else ("work_item", target["workItemId"]),
+        criteria=target["criterionIds"],
+        method=f"reviewer Agent {short(view.me)} assessed the submitted Artifacts against "
+        "the listed criteria",
+        result="passed" if passed else "failed",
+        artifact_hashes=artifacts,
+        created_at=format_utc(now_us),
+        details={
+            "reviewWorkItemId": review_item.work_item_id,
+            "finding": "meets the criteria" if passed else "does not meet the criteria",
+        },
+        evidence_id=derived_uuid("assessment", review_item.work_item_id, view.me),
+    )
+
+
+class ReviewerPolicy:
+    """A Worker policy that, on review WorkItems, publishes its signed assessment.
+
+    A transparent proxy: every other attribute is the wrapped Worker's, and it presents itself
+    as the Worker's class (``isinstance``), so a driver that serves Workers (capability tokens,
+    external operations) keeps serving it.
+    """
+
+    def __init__(self, inner: Policy, reject_rate: float = 0.0, salt: str = "") -> None:
+        self.inner = inner
+        self.reject_rate = reject_rate
+        self.salt = salt
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return self.inner.__class__
+
+    def __repr__(self) -> str:
+        return f"ReviewerPolicy({self.inner!r}, reject_rate={self.reject_rate})"
+
+    def decide(self, view: View, now_us: int) -> list[Intent]:
+        """The Worker's Intents, with a review WorkItem's publication replaced."""
+        out = []
+        for intent in self.inner.decide(view, now_us):
+            if intent.kind == "artifact.publish":
+                item = view.state.work_items.get(intent.payload.get("workItemId", ""))
+                if item is not None and review_of(item.contract) is not None:
+                    intent = self._publish_assessment(view, item, intent, now_us)
+            out.append(intent)
+        return out
+
+    def _publish_assessment(
+        self, view: View, item: WorkItemRecord, intent: Intent, now_us: int
+    ) -> Intent:
+        passed = assessment_passes(item.work_item_id, self.reject_rate, self.salt)
+        evidence = assessment_evidence(view, item, now_us, passed=passed)
+        content = canonicalize(evidence)
+        digest = "sha256:" + hashlib.sha256(content).hexdigest()
+        manifest = {k: v for k, v in intent.payload["artifact"].items() if k != "signature"}
+        target = review_of(item.contract) or {}
+        manifest.update(
+            artifactId=f"urn:mwp-local:artifact:{digest[7:39]}",
+            contentHash=digest,
+            uri=f"mwp-local://blobs/{digest[7:]}",
+            sizeBytes=len(content),
+            mediaType="application/json",
+            schemaUri=ASSESSMENT_SCHEMA,
+            sourceArtifactHashes=sorted(target.get("artifactHashes", [])),
+        )
+        payload = dict(intent.payload)
+        payload["artifact"] = view.sign("artifact", manifest)
+        verdict = "meets" if passed else "does not meet"
+        return Intent(
+            kind=intent.kind,
+            group=intent.group,
+            why=f"publish the assessment of '{short(target.get('workItemId', ''))}': it "
+            f"{verdict} the criteria (signed reviewer_assessment Evidence, as a JSON Artifact)",
+            payload=payload,
+            overrides=dict(intent.overrides),
+            tag=intent.tag,
+            blobs={digest: content},
+        )
+
+    def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
+        """The Worker learns what became of its Intents (the replaced one included)."""
+        self.inner.on_outcome(view, intent, outcome, now_us)
+
+    def next_wakeup(self, view: View, now_us: int) -> int | None:
+        """The Worker's."""
+        return self.inner.next_wakeup(view, now_us)
+
+    def observe(self, view: View, event: dict[str, Any]) -> None:
+        """Pass released Events on to a Worker that wants them."""
+        observe = getattr(self.inner, "observe", None)
+        if observe is not None:
+            observe(view, event)
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything else (slots, scheduler, ...) is the Worker's.
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)

@@ -1,0 +1,351 @@
+"""The delivery bus and a receiver, on the real Events of a finished Mission (§16, §17):
+deduplication, per-Group order, gaps, ACK, reconnection, CURSOR_TOO_OLD, backpressure."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mwp_local.agents.base import Intent, View
+from mwp_local.agents.local_store import MemoryLocalStore
+from mwp_local.agents.runtime import AgentRuntime
+from mwp_local.authority.pipeline import Outcome
+from mwp_local.delivery import frames
+from mwp_local.delivery.bus import DeliveryBus
+from mwp_local.delivery.client import BusClient
+from mwp_local.delivery.config import DeliveryConfig, Window
+from mwp_local.delivery.snapshots import SnapshotBundle, build_snapshot
+from mwp_local.organization import Organization
+from mwp_local.protocol.errors import ErrorCode, ProtocolError
+from mwp_local.protocol.jsontext import parse_strict
+from mwp_local.sandbox import Sandbox
+
+from ..official_schemas import problems
+from .helpers import SAMPLES, acks_never_pass_a_gap, contiguous, projections
+
+T0 = 1_784_106_000_000_000  # 2026-07-15T09:00:00Z
+SECOND = 1_000_000
+
+
+class Idle:
+    """A policy that only listens."""
+
+    def decide(self, view: View, now_us: int) -> list[Intent]:
+        return []
+
+    def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
+        return None
+
+    def next_wakeup(self, view: View, now_us: int) -> int | None:
+        return None
+
+
+@dataclass
+class Finished:
+    org: Organization
+    events: list[dict[str, Any]]
+    clean: dict[str, list[str]]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Finished:
+    """The learning Mission run to its end with direct delivery, and a clean replay of it."""
+    sandbox = Sandbox(
+        tmp_path_factory.mktemp("learn"), SAMPLES / "learn.toml", seed=2, worker_files=False
+    )
+    assert sandbox.run().finished
+    events = [parse_strict(e.document) for e in sandbox.log.store.events()]
+    runtime = AgentRuntime(sandbox.log.org, sandbox.log.org.get("dev"), Idle())
+    runtime.deliver(copy.deepcopy(events))
+    return Finished(org=sandbox.log.org, events=events, clean=projections(runtime.replica))
+
+
+def _bus(finished: Finished, config: DeliveryConfig, seed: int = 1) -> DeliveryBus:
+    def snapshot(group: str, events: Sequence[dict[str, Any]], at: str) -> SnapshotBundle:
+        return build_snapshot(finished.org, group, events, at, online_window=8)
+
+    return DeliveryBus(config, seed=seed, make_snapshot=snapshot)
+
+
+def _receiver(finished: Finished, name: str = "dev") -> BusClient:
+    runtime = AgentRuntime(finished.org, finished.org.get(name), Idle(), local=MemoryLocalStore())
+    return BusClient(runtime, fetch=lambda _id: pytest.fail("no snapshot expected"))
+
+
+def _run(bus: DeliveryBus, finished: Finished, start: int = T0, chunk: int = 3) -> int:
+    """Publish the Mission's Events a few at a time, then deliver until everything settled."""
+    now = start
+    for i in range(0, len(finished.events), chunk):
+        bus.publish(copy.deepcopy(finished.events[i : i + chunk]), now)
+        bus.pump(now)
+        now += SECOND
+    for _ in range(100_000):
+        bus.pump(now)
+        if bus.settled():
+            return now
+        later = bus.next_wakeup(now)
+        assert later is not None, "the bus stalled"
+        now = later
+    raise AssertionError("the bus did not settle")
+
+
+@pytest.mark.req("MWP-WRK-029")
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_duplicates_reordering_delays_and_drops_are_absorbed_by_the_receiver(
+    finished: Finished, seed: int
+) -> None:
+    config = DeliveryConfig(
+        duplicate=0.5, reorder=0.5, delay=0.5, max_delay_us=30 * SECOND, drop=0.2
+    )
+    bus = _bus(finished, config, seed)
+    client = _receiver(finished)
+    bus.attach(client, T0)
+    _run(bus, finished)
+    assert bus.stats.duplicates and bus.stats.reorders and bus.stats.drops
+    assert bus.stats.redeliveries  # every drop was made good from the acknowledged Cursor
+    assert client.runtime.inbox.duplicates > 0
+    assert projections(client.runtime.replica) == finished.clean
+    acks_never_pass_a_gap(bus, {})
+    cursors = [c for _, _, c in bus.acks]
+    assert cursors == sorted(cursors)  # one Group: the acknowledged Cursor only grows
+
+
+@pytest.mark.req("MWP-WRK-029")
+def test_the_durable_cursor_never_moves_over_a_gap(finished: Finished) -> None:
+    client = _receiver(finished)
+    group_events = [e for e in finished.events if e.get("groupId")]
+    ids = frames.FrameIds("test")
+    first, second, third, fourth, fifth = group_events[:5]
+    org = [e for e in finished.events if not e.get("groupId")]
+    for e in org:
+        client.receive(frames.event(ids.next(), e), T0)
+    for e in (first, second, fourth, fifth, fourth):  # 3 is missing, 4 comes twice
+        client.receive(frames.event(ids.next(), e), T0)
+    ack = client.acknowledge(T0)
+    assert ack is not None and frames.acknowledged(ack) == {first["groupId"]: 2}
+    stored = client.runtime.local.load() if client.runtime.local else None
+    assert stored is not None and stored.cursors[first["groupId"]] == 2
+    assert {r.sequence for r in stored.events if r.group_id == first["groupId"]} == {1, 2}
+    assert client.runtime.inbox.gaps() == {first["groupId"]: [4, 5]}
+    client.receive(frames.event(ids.next(), third), T0)
+    ack = client.acknowledge(T0)
+    assert ack is not None and frames.acknowledged(ack) == {first["groupId"]: 5}
+    stored = client.runtime.local.load() if client.runtime.local else None
+    assert stored is not None
+    assert contiguous({r.sequence for r in stored.events if r.group_id == first["groupId"]}) == 5
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_ack_permits_delivery_clean_up_but_never_deletes_history(finished: Finished) -> None:
+    bus = _bus(finished, DeliveryConfig(delay=0.9, max_delay_us=60 * SECOND), seed=4)
+    client = _receiver(finished)
+    bus.attach(client, T0)
+    _run(bus, finished)
+    session = bus.sessions[client.agent_id]
+    assert not session.queue  # acknowledged frames were cleaned up
+    group = next(iter(bus.latest))
+    assert sorted(bus.online[group]) == list(range(1, bus.latest[group] + 1))  # all still there
+    # A newcomer subscribing from the start still gets the whole history.
+    late = _receiver(finished, "ana")
+    bus.attach(late, T0 + 3600 * SECOND)
+    _run(bus, Finished(org=finished.org, events=[], clean={}), start=T0 + 3600 * SECOND)
+    assert projections(late.runtime.replica) == finished.clean
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_reconnection_subscribes_after_the_cursor_and_replays_duplicates(
+    finished: Finished,
+) -> None:
+    down = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 40 * SECOND, agent="dev")
+    config = DeliveryConfig(
+        drop=0.3,
+        delay=0.3,
+        max_delay_us=20 * SECOND,
+        redeliver_after_us=60 * SECOND,
+        disconnects=(down,),
+    )
+    bus = _bus(finished, config, seed=5)
+    client = _receiver(finished)
+    bus.attach(client, T0)
+    _run(bus, finished)
+    assert bus.stats.disconnects == 1 and bus.stats.reconnects == 1
+    ((_agent, frame),) = [s for s in bus.subscriptions if s[1]["frameType"] == "SUBSCRIBE"][-1:]
+    assert problems("websocket-frame", frame) == []
+    assert frame["groups"][0]["afterSequence"] > 0  # after the durable Cursor, not from 0
+    assert client.runtime.inbox.duplicates > 0  # Events buffered past a gap came again
+    assert projections(client.runtime.replica) == finished.clean
+    acks_never_pass_a_gap(bus, {})
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_an_old_cursor_gets_cursor_too_old_and_the_receiver_restores_the_snapshot(
+    finished: Finished,
+) -> None:
+    bus = _bus(finished, DeliveryConfig(online_window=5), seed=6)
+    bus.publish(copy.deepcopy(finished.events), T0)
+    group = next(iter(bus.latest))
+    assert bus.retention[group] > 0 and 1 not in bus.online[group]
+    runtime = AgentRuntime(finished.org, finished.org.get("dev"), Idle(), local=MemoryLocalStore())
+    client = BusClient(runtime, fetch=bus.snapshot)
+    received: list[dict[str, Any]] = []
+    original = client.receive
+
+    def spy(frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+        received.append(frame)
+        return original(frame, now_us)
+
+    client.receive = spy  # type: ignore[method-assign]
+    bus.attach(client, T0)
+    _run(bus, Finished(org=finished.org, events=[], clean={}))
+    errors = [f for f in received if f["frameType"] == "ERROR"]
+    assert [f["error"]["code"] for f in errors] == ["CURSOR_TOO_OLD"]
+    assert problems("websocket-frame", errors[0]) == []
+    reference = errors[0]["error"]["details"]["snapshot"]
+    bundle = bus.snapshot(reference["snapshotId"])
+    assert problems("group-snapshot", bundle.snapshot) == []
+    assert bundle.through_sequence == bus.retention[group]
+    (restoration,) = client.restorations
+    assert restoration.refused is None and restoration.through_sequence == bus.retention[group]
+    # It resumed from the snapshot sequence, and it ends where a receiver of every Event ends.
+    resumed = [f for a, f in bus.subscriptions if a == client.agent_id]
+    assert resumed[-1]["groups"] == [{"groupId": group, "afterSequence": bundle.through_sequence}]
+    assert projections(runtime.replica) == finished.clean
+    acks_never_pass_a_gap(bus, {client.agent_id: {group: bundle.through_sequence}})
+
+
+@pytest.mark.req("MWP-WRK-030")
+@pytest.mark.parametrize("tamper", ["body", "signature", "reference"])
+def test_a_snapshot_that_fails_verification_restores_nothing(
+    finished: Finished, tamper: str
+) -> None:
+    bus = _bus(finished, DeliveryConfig(online_window=5), seed=7)
+    bus.publish(copy.deepcopy(finished.events), T0)
+    group = next(iter(bus.latest))
+    bundle = bus._snapshot_at_retention(group, T0)
+    reference = bundle.reference()
+    snapshot, body = copy.deepcopy(bundle.snapshot), copy.deepcopy(bundle.body)
+    if tamper == "body":
+        body["events"][0]["payload"]["tampered"] = True
+    elif tamper == "signature":
+        snapshot["policyLog"][0]["decision"] = "rewritten"
+        reference = {
+            **reference,
+            "snapshotHash": SnapshotBundle(snapshot=snapshot, body=body).reference()[
+                "snapshotHash"
+            ],
+        }
+    else:
+        reference = {**reference, "snapshotHash": "sha256:" + "0" * 64}
+    forged = SnapshotBundle(snapshot=snapshot, body=body)
+    runtime = AgentRuntime(finished.org, finished.org.get("dev"), Idle(), local=MemoryLocalStore())
+    client = BusClient(runtime, fetch=lambda _id: forged)
+    before = projections(runtime.replica)
+    error = frames.error(
+        "urn:uuid:00000000-0000-4000-8000-000000000001",
+        ProtocolError(ErrorCode.CURSOR_TOO_OLD, "old", details={"snapshot": reference}),
+        "2026-07-15T09:00:00Z",
+        group_id=group,
+    )
+    assert client.receive(error, T0) == []  # no SUBSCRIBE: it does not resume
+    (restoration,) = client.restorations
+    expected = "AUTH_INVALID_SIGNATURE" if tamper == "signature" else "PROTOCOL_VIOLATION"
+    assert restoration.refused == expected and restoration.events == 0
+    assert projections(runtime.replica) == before
+    assert runtime.durable_cursors() == {}
+
+
+def _group_events(finished: Finished, group: str, count: int) -> list[dict[str, Any]]:
+    """``count`` Events of a second Group: the Mission's Events re-sequenced under ``group``
+    (the receiver here only routes and counts; it does not fold them)."""
+    out = []
+    for n, e in enumerate([e for e in finished.events if e.get("groupId")][:count], start=1):
+        out.append({**e, "groupId": group, "sequence": n, "eventId": f"{e['eventId']}-{group}"})
+    return out
+
+
+@dataclass
+class Counting:
+    """A receiver that records frames and acknowledges nothing (a slow consumer)."""
+
+    agent_id: str
+    frames: list[dict[str, Any]]
+
+    def receive(self, frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+        self.frames.append(frame)
+        return []
+
+    def acknowledge(self, now_us: int) -> dict[str, Any] | None:
+        return None
+
+    def subscribe(self, now_us: int) -> dict[str, Any] | None:
+        return None
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_a_noisy_group_pauses_with_backpressure_and_never_starves_another(
+    finished: Finished,
+) -> None:
+    config = DeliveryConfig(group_buffer=4, frames_per_round=3, validate_frames=False)
+    bus = _bus(finished, config)
+    slow = Counting("urn:missionweaveprotocol:agent:slow", [])
+    bus.attach(slow, T0)
+    noisy = _group_events(finished, "urn:mwp-local:group:noisy", 30)
+    quiet = _group_events(finished, "urn:mwp-local:group:quiet", 1)
+    bus.publish(noisy + quiet, T0)
+    bus.pump(T0)
+    first_round = [f for f in slow.frames]
+    assert any(
+        f.get("event", {}).get("groupId") == "urn:mwp-local:group:quiet" for f in first_round
+    )
+    bus.pump(T0)
+    errors = [f["error"] for f in slow.frames if f["frameType"] == "ERROR"]
+    assert [e["code"] for e in errors] == ["BACKPRESSURE"]
+    assert errors[0]["groupId"] == "urn:mwp-local:group:noisy" and errors[0]["retryable"]
+    assert errors[0]["details"]["retryAfterMs"] > 0
+    assert problems("error", errors[0]) == []
+    noisy_frames = [
+        f for f in slow.frames if f.get("event", {}).get("groupId", "").endswith("noisy")
+    ]
+    assert len(noisy_frames) == 4  # bounded: no more than group_buffer unacknowledged
+    assert bus.sessions[slow.agent_id].paused == {
+        "urn:mwp-local:group:noisy": T0 + config.retry_after_us
+    }
+
+
+def test_the_same_seed_gives_the_same_faults_and_another_seed_others(finished: Finished) -> None:
+    config = DeliveryConfig(duplicate=0.4, reorder=0.4, delay=0.4, drop=0.1)
+
+    def trace(seed: int) -> list[tuple[str, str, int]]:
+        bus = _bus(finished, config, seed)
+        bus.attach(_receiver(finished), T0)
+        _run(bus, finished)
+        return list(bus.acks)
+
+    assert trace(11) == trace(11)
+    assert trace(11) != trace(12)
+
+
+def test_frames_from_the_builders_are_valid_against_the_official_schema(
+    finished: Finished, tmp_path: Path
+) -> None:
+    ids = frames.FrameIds("schema")
+    at = "2026-07-15T09:00:00Z"
+    built = [
+        frames.subscribe(ids.next(), "urn:mwp-local:subscription:x", {"urn:mwp-local:group:a": 0}),
+        frames.event(ids.next(), finished.events[-1]),
+        frames.ack(ids.next(), {"urn:mwp-local:group:a": 4}, at),
+        frames.ping(ids.next(), frames.nonce_for("a"), at),
+        frames.ping(ids.next(), frames.nonce_for("b"), at, reply_to=frames.nonce_for("a")),
+    ]
+    for frame in built:
+        assert problems("websocket-frame", frame) == [], frame["frameType"]
+        frames.check(frame)
+    broken = frames.ack(ids.next(), {}, at)  # an ACK must acknowledge something
+    assert problems("websocket-frame", broken)
+    with pytest.raises(Exception, match="SCHEMA_VALIDATION_FAILED"):
+        frames.check(broken)

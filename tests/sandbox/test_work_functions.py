@@ -1,0 +1,111 @@
+"""A Mission author binds a capability to a plain Python function that really does the work:
+its bytes become the published, content-addressed deliverable, reviewed and approved like any
+other; a bug in it surfaces in the caller instead of being hidden."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mwp_local.agents.worker_execution import WorkRequest
+from mwp_local.artifacts.blobs import BlobStore
+from mwp_local.sandbox import Sandbox
+
+LEARN = Path(__file__).resolve().parents[2] / "sample_missions" / "learn.toml"
+
+
+def _analysis(request: WorkRequest) -> str:
+    words = request.goal.split()
+    return json.dumps(
+        {
+            "goal": request.goal,
+            "words": len(words),
+            "item": request.work_item_id,
+            "attempt": request.attempt,
+        }
+    )
+
+
+def test_a_bound_function_produces_the_published_deliverable(tmp_path: Path) -> None:
+    calls: list[WorkRequest] = []
+
+    def analyse(request: WorkRequest) -> str:
+        calls.append(request)
+        return _analysis(request)
+
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        worker_files=False,
+        work_functions={"mwp.software.analyse": analyse},
+    )
+    summary = sandbox.run()
+    assert summary.finished and set(summary.missions.values()) == {"approved"}
+    assert calls, "the function was never called"
+    assert len({(c.work_item_id, c.attempt) for c in calls}) == len(calls)  # once per attempt
+    store = BlobStore(tmp_path / "s" / "blobs")
+    analysed = {c.work_item_id for c in calls}
+    artifacts = sandbox.log.state.artifacts.values()
+    published = [a for a in artifacts if a["workItemId"] in analysed]
+    assert published
+    for artifact in published:
+        assert artifact["mediaType"] == "text/markdown"  # what the contract requires
+        content = json.loads(store.get(artifact["contentHash"]))
+        assert content["words"] == len(content["goal"].split())
+    # the other capabilities keep their simulated deliverables
+    others = [a for a in artifacts if a["workItemId"] not in analysed]
+    assert others and all(store.get(a["contentHash"]).startswith(b"# ") for a in others)
+    assert all(a["mediaType"] == "text/markdown" for a in others)
+
+
+def test_an_exception_in_a_work_function_reaches_the_caller(tmp_path: Path) -> None:
+    def broken(request: WorkRequest) -> bytes:
+        raise ZeroDivisionError("the author's bug")
+
+    sandbox = Sandbox(
+        tmp_path / "s", LEARN, worker_files=False, work_functions={"mwp.software.analyse": broken}
+    )
+    with pytest.raises(ZeroDivisionError, match="the author's bug"):
+        sandbox.run()
+
+
+def test_a_work_function_must_return_bytes_or_text(tmp_path: Path) -> None:
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        worker_files=False,
+        work_functions={"mwp.software.analyse": lambda request: 42},  # type: ignore[dict-item]
+    )
+    with pytest.raises(TypeError, match="must return the deliverable as bytes or str"):
+        sandbox.run()
+
+
+def test_identical_deliverables_for_two_work_items_are_refused_with_advice(
+    tmp_path: Path,
+) -> None:
+    # A function that ignores which WorkItem it works on returns the same bytes twice; an
+    # Artifact's identity is its content hash, so the second cannot be published.
+    def same(request: WorkRequest) -> str:
+        return "# Done\n"
+
+    functions = {cap: same for cap in ("mwp.software.analyse", "mwp.software.implement")}
+    sandbox = Sandbox(tmp_path / "s", LEARN, worker_files=False, work_functions=functions)
+    with pytest.raises(ValueError, match=r"include request\.work_item_id"):
+        sandbox.run()
+
+
+def test_in_threads_mode_the_exception_also_reaches_the_caller(tmp_path: Path) -> None:
+    def broken(request: WorkRequest) -> bytes:
+        raise ZeroDivisionError("the author's bug, in a Worker thread")
+
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        mode="threads",
+        worker_files=False,
+        work_functions={"mwp.software.analyse": broken},
+    )
+    with pytest.raises(ZeroDivisionError, match="in a Worker thread"):
+        sandbox.run(timeout_s=120)
