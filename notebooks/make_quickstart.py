@@ -16,12 +16,13 @@ cells = [
         "two Workers, three WorkItems) runs in **step mode**: one agent action per step, on a "
         "virtual clock, deterministic for a given seed."
     ),
+    code("%load_ext mwp_local.notebook"),
     code(
         "import tempfile\n"
         "from pathlib import Path\n"
         "from IPython.display import HTML, SVG, display\n"
         "from mwp_local.sandbox import Sandbox\n"
-        "from mwp_local.notebook.html import step_html, rejection_html, summary_html\n"
+        "from mwp_local.notebook.html import step_html, summary_html\n"
         "from mwp_local.notebook.svg import state_machine_svg\n"
         "from mwp_local.notebook.widgets import Stepper, TimeTravel\n\n"
         "ROOT = Path.cwd() if (Path.cwd() / 'sample_missions').exists() else Path.cwd().parent\n"
@@ -66,19 +67,48 @@ cells = [
         "     'leaseId': 'urn:uuid:00000000-0000-4000-8000-0000000000ff'},\n"
         "    now=timestamp(sb.clock.now_us()), group=item.group_id)\n"
         "assert not outcome.ok and sb.log.store.event_count() == before\n"
-        "error = outcome.error\n"
-        "HTML(rejection_html(error.code.value, error.explanation, error.rule))"
+        "outcome  # drawn by %load_ext mwp_local.notebook: code, explanation, rule"
     ),
-    md("## Run to the end\n\nThe agents finish the Mission; the human approves it."),
-    code("summary = stepper.run()\nHTML(summary_html(summary))"),
+    md("The WorkItem is exactly as it was (`%load_ext mwp_local.notebook` draws records, Events "
+       "and rejections as HTML):"),
+    code("sb.log.state.work_items[item.work_item_id]"),
     md(
-        "## Ask the log\n\nThe log is the truth, and it is SQL: `%%mwp_sql` binds `$name` "
-        "parameters from your variables safely."
+        "## Run to the end\n\nThe Stepper above stays where you left it: press **next** again "
+        "whenever you like. To see a whole run, a second Sandbox with the same mission file runs "
+        "to the end (its progress bar fills as it goes); the agents finish the Mission and the "
+        "human approves it."
     ),
-    code("%load_ext mwp_local.notebook"),
+    code(
+        "done = Sandbox(Path(tempfile.mkdtemp()) / 'sandbox', mission_file, seed=1)\n"
+        "runner = Stepper(done)\n"
+        "summary = runner.run()\n"
+        "runner"
+    ),
+    md(
+        "## What came out: the provenance graph\n\nEvery Artifact is named by its `sha256:` "
+        "content hash; its content lives beside the log. **Click a node**: an Artifact shows its "
+        "signed manifest, the Evidence that cites it, and a fresh re-hash of its content "
+        "(MWP-WRK-023, MWP-WRK-024)."
+    ),
+    code(
+        "from mwp_local.notebook.graphs import ProvenanceGraph\n"
+        "provenance = ProvenanceGraph(done)\n"
+        "provenance"
+    ),
+    md(
+        "## Ask the log\n\nThe log is the truth, and it is SQL. Type a query in the console and "
+        "press **run**; parameters are bound as `$name`, never pasted into the SQL."
+    ),
+    code(
+        "from mwp_local.notebook.sql_console import SqlConsole\n"
+        "SqlConsole(done, \"SELECT sequence, kind, from_state, to_state FROM work_item_transitions\\n\"\n"
+        "           \"WHERE work_item_id = $item ORDER BY position\",\n"
+        "           params='item=urn:mwp-local:work:export-button:implementation')"
+    ),
+    md("Or use the `%%mwp_sql` cell magic, which binds `$name` from your variables:"),
     code("item_id = 'urn:mwp-local:work:export-button:implementation'"),
     code(
-        "%%mwp_sql sb -o transitions\n"
+        "%%mwp_sql done -o transitions\n"
         "SELECT sequence, kind, from_state, to_state, occurred_at\n"
         "FROM work_item_transitions WHERE work_item_id = $item_id ORDER BY position"
     ),
@@ -86,8 +116,10 @@ cells = [
         "## Travel in time\n\nDrag the slider: every WorkItem's state, owner, Ownership Epoch "
         "and lease at that point of the Group's sequence, rebuilt from the log by replay."
     ),
-    code("TimeTravel(sb, 'urn:mwp-local:group:export-button')"),
+    code("TimeTravel(done, 'urn:mwp-local:group:export-button')"),
 ]
+for n, cell in enumerate(cells, 1):
+    cell["id"] = f"01-{n:03d}"  # stable IDs: regenerating gives a clean diff
 nb = nbf.v4.new_notebook(
     cells=cells,
     metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},

@@ -2,7 +2,8 @@
 
 The renderings (``html``, ``svg``) are plain functions of frozen values and import nothing from
 Jupyter; the widgets (``widgets``) import ipywidgets lazily, when first used, so that
-``import mwp_local`` stays light. Load the cell magic with ``%load_ext mwp_local.notebook``.
+``import mwp_local`` stays light. ``%load_ext mwp_local.notebook`` loads the ``%%mwp_sql`` cell
+magic and the rich HTML renderings of ``reprs``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from typing import Any
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register ``%%mwp_sql`` (called by ``%load_ext mwp_local.notebook``)."""
+    """Register ``%%mwp_sql`` and the rich HTML renderings (``%load_ext mwp_local.notebook``)."""
+    from . import reprs
     from .magic import register
 
     register(ipython)
+    reprs.register(ipython)

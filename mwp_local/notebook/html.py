@@ -9,12 +9,17 @@ import json
 from html import escape
 from typing import Any
 
-_STYLE = (
-    "<style>.mwp{font-family:sans-serif;font-size:13px}.mwp table{border-collapse:collapse}"
-    ".mwp td,.mwp th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
-    ".mwp .ok{color:#2ca02c;font-weight:bold}.mwp .no{color:#d62728;font-weight:bold}"
-    ".mwp code{font-size:12px}</style>"
+#: The renderings' CSS; ``div.mwp`` outranks JupyterLab's own rules for rendered tables.
+STYLE = (
+    "<style>div.mwp{font-family:sans-serif;font-size:13px}div.mwp table{border-collapse:collapse}"
+    "div.mwp td,div.mwp th{border:1px solid #ddd;padding:2px 6px;text-align:left !important;"
+    "vertical-align:top}div.mwp .ok{color:#2ca02c;font-weight:bold}"
+    "div.mwp .no{color:#d62728;font-weight:bold}div.mwp code{font-size:12px}</style>"
 )
+
+
+#: How a changed row of a before/after diff is marked.
+_CHANGED = ' class="changed" style="background:#fff3cd"'
 
 
 def _kv(rows: dict[str, Any]) -> str:
@@ -44,14 +49,15 @@ def step_html(report: Any) -> str:
     if report.before or report.after:
         keys = list(dict.fromkeys([*report.before, *report.after]))
         rows = "".join(
-            f"<tr><th>{escape(k)}</th><td>{escape(str(report.before.get(k)))}</td>"
+            f"<tr{_CHANGED if report.before.get(k) != report.after.get(k) else ''}>"
+            f"<th>{escape(k)}</th><td>{escape(str(report.before.get(k)))}</td>"
             f"<td>{escape(str(report.after.get(k)))}</td></tr>"
             for k in keys
         )
         diff = f"<table><tr><th></th><th>before</th><th>after</th></tr>{rows}</table>"
     command = escape(json.dumps(report.command.get("payload", {}), indent=1)[:1500])
     return (
-        f'{_STYLE}<div class="mwp">{head}{body}{diff}'
+        f'{STYLE}<div class="mwp">{head}{body}{diff}'
         f"<details><summary>Command payload</summary><pre>{command}</pre></details></div>"
     )
 
@@ -69,7 +75,7 @@ def summary_html(summary: Any) -> str:
     """A run summary."""
     missions = {m.rsplit(":", 1)[-1]: s for m, s in sorted(summary.missions.items())}
     return (
-        f'{_STYLE}<div class="mwp"><b>{"Finished" if summary.finished else "Stopped"}</b> '
+        f'{STYLE}<div class="mwp"><b>{"Finished" if summary.finished else "Stopped"}</b> '
         f"after {summary.steps} steps ({summary.simulated_seconds:.0f} s simulated)"
         f"{_kv(missions)}{_kv({'WorkItems': summary.work_items, 'Events': summary.events})}"
         f"{_kv({'rejections': summary.rejections or 'none'})}</div>"
@@ -87,6 +93,4 @@ def table_html(table: Any, max_rows: int = 200) -> str:
     )
     more = table.num_rows - len(rows)
     tail = f"<div><small>{table.num_rows} rows" + (f", {more} not shown" if more > 0 else "")
-    return (
-        f'{_STYLE}<div class="mwp"><table><tr>{head}</tr>{body}</table>{tail}</small></div></div>'
-    )
+    return f'{STYLE}<div class="mwp"><table><tr>{head}</tr>{body}</table>{tail}</small></div></div>'

@@ -17,10 +17,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+#: A ``$name`` placeholder.
+PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _store(target: Any) -> Any:
+def store_of(target: Any) -> Any:
+    """The log store behind a Sandbox, a GroupLog, a sandbox directory, or a store."""
     from ..store.duckdb_log import DuckDBLogStore
 
     if hasattr(target, "log"):  # a Sandbox
@@ -45,11 +47,11 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
         output = args[at + 1]
         del args[at : at + 2]
     target = namespace[args[0]] if args[0] in namespace else args[0]
-    params = {name: namespace[name] for name in _PARAM.findall(cell) if name in namespace}
-    missing = [n for n in _PARAM.findall(cell) if n not in namespace]
+    params = {name: namespace[name] for name in PARAMETER.findall(cell) if name in namespace}
+    missing = [n for n in PARAMETER.findall(cell) if n not in namespace]
     if missing:
         raise NameError(f"no notebook variable for parameter(s): {', '.join(missing)}")
-    table = sql(_store(target), cell, params or None)
+    table = sql(store_of(target), cell, params or None)
     if output:
         namespace[output] = table
     return table

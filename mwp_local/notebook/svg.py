@@ -43,6 +43,15 @@ _POSITIONS: Mapping[WorkItemState, tuple[int, int]] = {
 _W, _H, _DX, _DY = 118, 34, 150, 90
 
 
+def _svg_open(width: float, height: float) -> str:
+    """An ``<svg>`` that keeps its size but shrinks to fit a narrow output area."""
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
+        'font-family="sans-serif" font-size="11">'
+    )
+
+
 def _centre(state: WorkItemState) -> tuple[float, float]:
     col, row = _POSITIONS[state]
     return 20 + col * _DX + _W / 2, 20 + row * _DY + _H / 2
@@ -57,8 +66,7 @@ def state_machine_svg(current: str | None = None) -> str:
         for target in table_row.targets:
             edges.setdefault((state, target), []).append(str(transition))
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{40 + 6 * _DX + _W}" '
-        f'height="{40 + 2 * _DY + _H}" font-family="sans-serif" font-size="11">',
+        _svg_open(40 + 6 * _DX + _W, 40 + 2 * _DY + _H),
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" '
         'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/>'
         "</marker></defs>",
@@ -94,9 +102,17 @@ def state_machine_svg(current: str | None = None) -> str:
     return "".join(parts)
 
 
-def dag_svg(nodes: Iterable[tuple[str, str, str]], edges: Iterable[tuple[str, str]]) -> str:
+def dag_svg(
+    nodes: Iterable[tuple[str, str, str]],
+    edges: Iterable[tuple[str, str]],
+    *,
+    selected: str | None = None,
+    colours: Mapping[str, str] = STATE_COLOURS,
+) -> str:
     """A DAG drawn in layers: ``nodes`` are ``(id, label, state)``, ``edges`` ``(from, to)``
-    meaning *to depends on from*. Layer = longest path from a root."""
+    meaning *to depends on from*. Layer = longest path from a root. Each node is a
+    ``<g class="node" data-id=…>`` (what a click handler attaches to); ``selected`` is outlined;
+    a node is filled with ``colours[state]``."""
     nodes = list(nodes)
     edges = [(a, b) for a, b in edges]
     ids = {n[0] for n in nodes}
@@ -126,10 +142,7 @@ def dag_svg(nodes: Iterable[tuple[str, str, str]], edges: Iterable[tuple[str, st
         position[node_id] = (20 + col * 190, 20 + row * 60)
     width = 40 + (max(layer.values(), default=0) + 1) * 190
     height = 40 + max(rows.values(), default=1) * 60
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        'font-family="sans-serif" font-size="11">'
-    ]
+    parts = [_svg_open(width, height)]
     for a, b in edges:
         if a in position and b in position:
             (x1, y1), (x2, y2) = position[a], position[b]
@@ -138,11 +151,31 @@ def dag_svg(nodes: Iterable[tuple[str, str, str]], edges: Iterable[tuple[str, st
             )
     for node_id, label, state in nodes:
         x, y = position[node_id]
+        outline = 'stroke="#d62728" stroke-width="3"' if node_id == selected else 'stroke="#444"'
         parts.append(
             f'<g class="node" data-id="{escape(node_id)}"><title>{escape(node_id)}: {escape(state)}'
             f'</title><rect x="{x}" y="{y}" width="150" height="34" rx="6" '
-            f'fill="{STATE_COLOURS.get(state, "#fff")}" stroke="#444"/><text x="{x + 75}" '
+            f'fill="{colours.get(state, "#fff")}" {outline}/><text x="{x + 75}" '
             f'y="{y + 21}" text-anchor="middle">{escape(label[:22])}</text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def allowed_transitions_html(current: str | None) -> str:
+    """The transitions the §10.2 table allows from ``current``, with their targets and guards
+    (read from the same table the Authority uses)."""
+    if current is None:
+        return "<div><small>No WorkItem selected yet.</small></div>"
+    state = WorkItemState(current)
+    rows = "".join(
+        f"<li><code>{escape(str(row.transition))}</code> → "
+        f"{escape(' | '.join(str(t) for t in row.targets))}"
+        + (f" <small>(guards: {escape(', '.join(row.guards))})</small>" if row.guards else "")
+        + "</li>"
+        for row in (WORK_ITEM_TABLE.lookup(state, t) for t in WORK_ITEM_TABLE.allowed(state))
+    )
+    return (
+        f'<div class="mwp-allowed">From <b>{escape(current)}</b> the table allows:'
+        f"<ul>{rows or '<li>nothing: terminal</li>'}</ul></div>"
+    )

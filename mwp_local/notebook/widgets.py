@@ -15,7 +15,7 @@ from ..authority.evolve import evolve
 from ..authority.state import AuthorityState
 from ..protocol.jsontext import parse_strict
 from .html import step_html, summary_html
-from .svg import state_machine_svg
+from .svg import allowed_transitions_html, state_machine_svg
 
 
 class Stepper:
@@ -27,12 +27,20 @@ class Stepper:
         self.run_button = w.Button(description="run to the end")
         self.view = w.HTML("<i>Press next to perform the first agent action.</i>")
         self.machine = w.HTML(state_machine_svg())
+        self.allowed = w.HTML(allowed_transitions_html(None))
         self.progress = w.IntProgress(min=0, max=1, description="steps")
         self.next_button.on_click(lambda _b: self.next())
         self.run_button.on_click(lambda _b: self.run())
+        self.view.add_class("mwp-step")
         self.widget = w.VBox(
-            [w.HBox([self.next_button, self.run_button, self.progress]), self.view, self.machine]
+            [
+                w.HBox([self.next_button, self.run_button, self.progress]),
+                self.view,
+                self.machine,
+                self.allowed,
+            ]
         )
+        self.widget.add_class("mwp-stepper")
         self.last: Any = None
 
     def next(self) -> Any:
@@ -46,6 +54,7 @@ class Stepper:
         self.view.value = step_html(report)
         state = report.after.get("state") if "workItem" in report.after else None
         self.machine.value = state_machine_svg(state)
+        self.allowed.value = allowed_transitions_html(state)
         return report
 
     def run(self, max_steps: int = 10_000) -> Any:
@@ -56,6 +65,7 @@ class Stepper:
             self.progress.value = min(step, max_steps)
 
         summary = self.sandbox.run(max_steps=max_steps, progress=tick)
+        self.progress.max = max(self.progress.value, 1)  # the bar ends full
         self.view.value = summary_html(summary)
         self.next_button.disabled = True
         return summary
@@ -83,6 +93,7 @@ class TimeTravel:
         self.table = w.HTML()
         self.slider.observe(lambda change: self.show(change["new"]), names="value")
         self.widget = w.VBox([self.slider, self.table])
+        self.widget.add_class("mwp-time-travel")
         self.show(last)
 
     def state_at(self, sequence: int) -> AuthorityState:

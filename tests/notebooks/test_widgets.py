@@ -92,3 +92,115 @@ def test_renderings_escape_what_they_show() -> None:
     assert "<script>" not in rejection_html("X", "<script>alert(1)</script>", None)
     svg = dag_svg([("a", "<b>", "open"), ("b", "b", "verified")], [("a", "b")])
     assert "&lt;b&gt;" in svg and svg.count('<g class="node"') == 2
+
+
+def test_clicking_a_provenance_node_shows_manifest_evidence_and_hash_check(
+    sandbox: Sandbox,
+) -> None:
+    from mwp_local.notebook.graphs import ProvenanceGraph
+
+    sandbox.run()
+    graph = ProvenanceGraph(sandbox)
+    artifacts = [n.node_id for n in graph.model.nodes if n.node_type == "artifact"]
+    assert len(artifacts) == 3 and all(f'data-id="{a}"' in graph.graph.svg for a in artifacts)
+    graph.graph.selected = artifacts[0]  # what the front end does on a click
+    shown = graph.inspector.value
+    assert "signed manifest" in shown and f"&quot;contentHash&quot;: &quot;{artifacts[0]}" in shown
+    assert "content re-hashed" in shown and "deterministic_test" in shown
+    assert 'stroke="#d62728" stroke-width="3"' in graph.graph.svg  # the clicked node outlined
+
+
+def test_a_tampered_blob_fails_the_hash_check_in_the_inspector(sandbox: Sandbox) -> None:
+    from mwp_local.artifacts.blobs import BlobStore
+    from mwp_local.notebook.graphs import ProvenanceGraph
+
+    sandbox.run()
+    graph = ProvenanceGraph(sandbox)
+    digest = next(n.node_id for n in graph.model.nodes if n.node_type == "artifact")
+    blobs = BlobStore(sandbox.directory / "blobs")
+    path = blobs.blob_path(blobs.ref(digest).b3)
+    path.chmod(0o644)
+    path.write_bytes(b"tampered")
+    assert "PROTOCOL_VIOLATION" in graph.inspect(digest)
+
+
+def test_the_sql_console_runs_a_query_binding_only_the_named_parameters(
+    sandbox: Sandbox,
+) -> None:
+    from mwp_local.notebook.sql_console import SqlConsole
+
+    sandbox.run()
+    console = SqlConsole(sandbox, params="kind=work.started\nunused=1")
+    console.query.value = "SELECT count(*) AS n FROM events WHERE kind = $kind"
+    console.run_button.click()
+    assert console.result.to_pylist()[0]["n"] >= 3 and "<table>" in console.output.value
+    console.query.value = "SELECT $missing"
+    console.run_button.click()
+    assert console.result is None and "missing" in console.output.value
+    console.query.value = "DELETE FROM log_events"
+    console.run_button.click()
+    assert "only SELECT" in console.output.value
+
+
+def test_the_stepper_lists_the_transitions_the_table_allows(sandbox: Sandbox) -> None:
+    stepper = Stepper(sandbox)
+    for _ in range(50):  # a WorkItem is touched within the first few steps of learn.toml
+        stepper.next_button.click()
+        if "workItem" in stepper.last.after:
+            break
+    state = stepper.last.after["state"]
+    assert f"From <b>{state}</b> the table allows" in stepper.allowed.value
+
+
+def test_the_timeline_draws_one_bar_per_execution_lease(sandbox: Sandbox) -> None:
+    from mwp_local.notebook.timeline import timeline_html
+
+    sandbox.run()
+    leases = sandbox.sql("SELECT count(*) AS n FROM leases WHERE lease_type = 'execution'")
+    html = timeline_html(sandbox.log.store)
+    assert html.count('<g class="lease">') == leases.to_pylist()[0]["n"] > 0
+    assert html.count('<g class="mark">') >= 3  # the checkpoints
+
+
+def test_the_scheduler_panel_shows_each_groups_queue_and_share(sandbox: Sandbox) -> None:
+    from mwp_local.notebook.timeline import find_scheduler, scheduler_panel_html
+
+    sandbox.run(max_steps=30)
+    snapshot = find_scheduler(sandbox.runtime("ana").policy).snapshot()
+    html = scheduler_panel_html(snapshot, "ana")
+    assert "export-button" in html and "service share" in html
+
+
+def test_rich_reprs_draw_sandbox_records_events_artifacts_and_rejections(
+    sandbox: Sandbox,
+) -> None:
+    from mwp_local.notebook import reprs
+    from mwp_local.protocol.errors import ErrorCode, ProtocolError
+    from mwp_local.protocol.jsontext import parse_strict
+
+    sandbox.run()
+    assert "approved" in reprs.sandbox_html(sandbox)
+    mission = next(iter(sandbox.log.state.missions.values()))
+    assert "Coordinator Epoch" in reprs.mission_html(mission)
+    item = next(iter(sandbox.log.state.work_items.values()))
+    assert "verified" in reprs.work_item_html(item)
+    events = [parse_strict(e.document) for e in sandbox.log.store.events()]
+    assert events[-1]["kind"] in reprs.Event(events[-1])._repr_html_()
+    published = next(e for e in events if e["kind"] == "artifact.published")
+    assert "never identity" in reprs.Artifact(published["payload"]["artifact"])._repr_html_()
+    error = ProtocolError(ErrorCode.WORK_LEASE_EXPIRED, "old <lease>", rule="§11.3")
+    shown = reprs.rejected_html(error)
+    assert "WORK_LEASE_EXPIRED" in shown and "&lt;lease&gt;" in shown
+
+
+def test_the_step_view_marks_what_changed_in_the_work_item(sandbox: Sandbox) -> None:
+    stepper = Stepper(sandbox)
+    for _ in range(50):
+        stepper.next_button.click()
+        report = stepper.last
+        if "workItem" in report.before and report.before["state"] != report.after["state"]:
+            break
+    assert '<tr class="changed"' in stepper.view.value
+    assert f"<td>{report.before['state']}</td><td>{report.after['state']}</td>" in (
+        stepper.view.value
+    )

@@ -1,0 +1,1 @@
+"""Real-browser tests: JupyterLab in headless Debian Chromium, driven by Playwright."""
