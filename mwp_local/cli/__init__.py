@@ -28,6 +28,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_", "ingest signed Events (JSON lines), verified and audited"),
     "registry": ("registry", "print the signing-key Registry"),
     "run": ("run", "run a mission file to the end (step or threads mode)"),
+    "poc": ("poc", "run the §22 proof of concept and check its log (exit 1 if a check fails)"),
+    "campaign": ("campaign", "run seeded fault campaigns and check every log's invariants"),
 }
 
 

@@ -19,6 +19,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=("step", "threads"), default="step")
     parser.add_argument("--max-steps", type=int, default=100_000)
     parser.add_argument("--verbose", "-v", action="store_true", help="print every step")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=600.0,
+        help="threads mode: simulated seconds per real second (default 600)",
+    )
+    parser.add_argument(
+        "--print-acks",
+        action="store_true",
+        help="print 'ACK {json}' for every Command once its commit has returned (for kill -9 "
+        "campaigns: every acknowledged Command must survive)",
+    )
 
 
 def _bar(done: int, total: int, width: int = 30) -> str:
@@ -33,6 +45,14 @@ def run(args: argparse.Namespace) -> int:
     except (MissionFileError, FileExistsError) as exc:
         print(f"error: {exc}")
         return 2
+    if args.print_acks:
+        from mwp_local.campaign.acks import record_acknowledgements
+
+        def write(line: str) -> None:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+        record_acknowledgements(sandbox.log, write)
     items = sum(len(m.work) for m in sandbox.spec.missions)
     interactive = sys.stdout.isatty() and not args.verbose
 
@@ -49,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             )
             sys.stdout.flush()
 
-    summary = sandbox.run(max_steps=args.max_steps, progress=progress)
+    summary = sandbox.run(max_steps=args.max_steps, progress=progress, scale=args.scale)
     if interactive:
         sys.stdout.write("\n")
     print("\n".join(summary.lines()))

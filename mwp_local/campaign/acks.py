@@ -1,0 +1,64 @@
+"""A record of acknowledged Commands that survives ``kill -9``.
+
+``record_acknowledgements(log, write)`` wraps one ``GroupLog``'s ``submit`` so that, after the
+durable commit has returned (``GroupLog.submit`` commits the outcome in one store transaction
+before it returns), one line naming the Command and its outcome is written with ``write``. A
+Command is acknowledged to its client only at that point, so every acknowledged Command must be
+in the log however the process dies afterwards; the invariant ``acknowledged_present`` checks
+it. The line is written by one ``write`` call; the reader ignores a torn last line.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..authority import Accepted, Rejected
+from ..group_log import GroupLog
+from ..protocol.timestamps import Timestamp
+
+PREFIX = "ACK "
+
+
+def ack_record(outcome: Any) -> dict[str, str] | None:
+    """What to acknowledge for one outcome (None when it names no actor and Action ID)."""
+    if isinstance(outcome, Accepted) and outcome.receipt is not None:
+        receipt = outcome.receipt
+        return {"actor": receipt.actor_id, "action": receipt.action_id, "outcome": "accepted"}
+    if isinstance(outcome, Rejected):
+        actor, action = outcome.record.actor_id, outcome.record.action_id
+        if actor and action:
+            return {"actor": actor, "action": action, "outcome": "rejected"}
+    return None
+
+
+def record_acknowledgements(log: GroupLog, write: Callable[[str], None]) -> None:
+    """From now on, write ``ACK {json}`` for every Command ``log.submit`` has committed."""
+    original = log.submit
+    lock = threading.Lock()
+
+    def submit(data: bytes | str, now: Timestamp) -> Any:
+        outcome = original(data, now)  # returns only after the durable commit
+        record = ack_record(outcome)
+        if record is not None:
+            line = PREFIX + json.dumps(record, sort_keys=True) + "\n"
+            with lock:
+                write(line)
+        return outcome
+
+    setattr(log, "submit", submit)  # noqa: B010  (an instance hook; the class is untouched)
+
+
+def parse_acks(lines: list[str]) -> list[dict[str, str]]:
+    """The acknowledgements among output lines (a torn last line is skipped)."""
+    out = []
+    for line in lines:
+        if not line.startswith(PREFIX) or not line.endswith("\n"):
+            continue
+        try:
+            out.append(json.loads(line[len(PREFIX) :]))
+        except json.JSONDecodeError:
+            continue
+    return out

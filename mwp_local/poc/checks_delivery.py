@@ -1,0 +1,344 @@
+"""Checks on delivery, replay and isolation: duplicate and out-of-order Events, disconnects,
+``CURSOR_TOO_OLD`` with signed Group Snapshots, Cursors, bounded offline execution, Context
+Packages, context and credential isolation, scheduling disclosure, idempotent external effects.
+
+They read the frames each session received, the snapshots the bus served, the offline buffers
+and each agent's final replica (``DIR/poc/``), always against the Group log.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ..agents.inbox import Inbox
+from ..delivery.snapshots import SnapshotBundle, verify_snapshot
+from ..protocol.errors import ProtocolError
+from ..protocol.hashing import sha256_id
+from ..protocol.jcs import canonicalize
+from .checks import Verdict, check, verdict
+from .evidence import Evidence
+
+S = "delivery"
+CONTEXT_PACKAGE_SCHEMA = "urn:mwp-local:schema:context-package"
+
+
+def _event_frames(ev: Evidence) -> list[dict[str, Any]]:
+    return [f for f in ev.side["frames"] if f["frameType"] == "EVENT" and f.get("groupId")]
+
+
+@check(
+    "duplicate_event_ignored",
+    "Events delivered twice to an agent were folded once (its replica equals the log)",
+    S,
+)
+def duplicate_event_ignored(ev: Evidence) -> Verdict:
+    seen: dict[tuple[str, int, str], int] = {}
+    for f in _event_frames(ev):
+        key = (f["agent"], f["incarnation"], f["eventId"])
+        seen[key] = seen.get(key, 0) + 1
+    dup_agents = {a for (a, _, _), n in seen.items() if n >= 2}
+    final = {
+        r["work_item_id"]: (r["state"], r["revision"])
+        for r in ev.sql("SELECT work_item_id, state, revision FROM work_items")
+    }
+    wrong = [
+        r["agent"]
+        for r in ev.side["replicas"]
+        if r["agent"] in dup_agents
+        and any(final.get(w) != (v["state"], v["revision"]) for w, v in r["workItems"].items())
+    ]
+    ok = bool(dup_agents) and not wrong
+    return verdict(
+        ok,
+        f"{sum(1 for n in seen.values() if n >= 2)} duplicate deliveries to "
+        f"{len(dup_agents)} agents; replicas equal the log",
+        f"duplicated to {len(dup_agents)}; replicas differ: {wrong}",
+    )
+
+
+@check(
+    "gap_buffering", "Events arriving after a gap were buffered and released in sequence order", S
+)
+def gap_buffering(ev: Evidence) -> Verdict:
+    inboxes: dict[tuple[str, int], Inbox] = {}
+    buffered, misordered = 0, 0
+    for f in _event_frames(ev):
+        inbox = inboxes.setdefault((f["agent"], f["incarnation"]), Inbox())
+        cursor = inbox.cursors.get(f["groupId"], 0)
+        if f["sequence"] > cursor + 1:
+            buffered += 1
+        released = inbox.offer(
+            {"eventId": f["eventId"], "groupId": f["groupId"], "sequence": f["sequence"]}
+        )
+        seqs = [int(e["sequence"]) for e in released]
+        if seqs != list(range(cursor + 1, cursor + 1 + len(seqs))):
+            misordered += 1
+    return verdict(
+        buffered > 0 and misordered == 0,
+        f"{buffered} Events arrived ahead of a gap; all released in order",
+        f"ahead of a gap {buffered}, out of order {misordered}",
+    )
+
+
+@check("cursors_reach_heads", "every agent's Cursor reached each Group's head, contiguously", S)
+def cursors_reach_heads(ev: Evidence) -> Verdict:
+    replicas = ev.side["replicas"]
+    behind = [
+        (r["agent"], g)
+        for r in replicas
+        for g, head in ev.heads.items()
+        if r["cursors"].get(g, 0) != head or r["gaps"].get(g)
+    ]
+    return verdict(
+        bool(replicas) and not behind,
+        f"{len(replicas)} agents at the head of {len(ev.heads)} Groups",
+        f"behind: {behind[:4]}",
+    )
+
+
+@check(
+    "disconnect_reconnect_reconciled",
+    "an agent cut off for a while caught up after reconnecting",
+    S,
+)
+def disconnect_reconnect_reconciled(ev: Evidence) -> Verdict:
+    by_agent: dict[str, list[int]] = {}
+    for f in _event_frames(ev):
+        by_agent.setdefault(f["agent"], []).append(f["atUs"])
+    published = sorted({f["atUs"] for f in _event_frames(ev)})
+    heads_ok = {
+        r["agent"]
+        for r in ev.side["replicas"]
+        if all(r["cursors"].get(g, 0) == h for g, h in ev.heads.items())
+    }
+    for agent, times in sorted(by_agent.items()):
+        times.sort()
+        for a, b in itertools.pairwise(times):
+            others = [t for t in published if a < t < b]
+            if b - a >= 10 * 60 * 1_000_000 and len(others) >= 5 and agent in heads_ok:
+                return (
+                    True,
+                    f"{agent}: silent for {(b - a) / 6e7:.0f} min while {len(others)} "
+                    "rounds went to others; at the heads now",
+                )
+    return False, "no agent was cut off and caught up"
+
+
+def _bundles(ev: Evidence) -> dict[str, SnapshotBundle]:
+    return {
+        s["snapshotId"]: SnapshotBundle(snapshot=s["snapshot"], body=s["body"])
+        for s in ev.side["snapshots"]
+    }
+
+
+@check(
+    "cursor_too_old_snapshot_restore",
+    "CURSOR_TOO_OLD named a signed snapshot, which verified and restored the agent",
+    S,
+)
+def cursor_too_old_snapshot_restore(ev: Evidence) -> Verdict:
+    errors = [
+        f
+        for f in ev.side["frames"]
+        if f["frameType"] == "ERROR" and f["error"]["code"] == "CURSOR_TOO_OLD"
+    ]
+    bundles = _bundles(ev)
+    at_head = {
+        r["agent"]
+        for r in ev.side["replicas"]
+        if all(r["cursors"].get(g, 0) == h for g, h in ev.heads.items())
+    }
+    for f in errors:
+        ref = f["error"]["details"]["snapshot"]
+        bundle = bundles.get(ref["snapshotId"])
+        if bundle is None:
+            continue
+        try:
+            events = verify_snapshot(bundle, ref, ev.registry)
+        except ProtocolError as exc:
+            return False, f"snapshot {ref['snapshotId']} refused: {exc.code.value}"
+        if f["agent"] in at_head:
+            return (
+                True,
+                f"{f['agent']}: restored {len(events)} Events through "
+                f"{ref['throughSequence']}, now at the head",
+            )
+    return False, f"{len(errors)} CURSOR_TOO_OLD error(s), none restored"
+
+
+@check(
+    "signed_archival_snapshots",
+    "every Group Snapshot is signed by the Group Authority and its body matches stateHash",
+    S,
+)
+def signed_archival_snapshots(ev: Evidence) -> Verdict:
+    bundles = _bundles(ev)
+    bad = []
+    for sid, b in bundles.items():
+        ref = {"snapshotId": sid, "snapshotHash": sha256_id(canonicalize(b.snapshot))}
+        try:
+            verify_snapshot(b, ref, ev.registry)
+        except ProtocolError as exc:
+            bad.append((sid, exc.code.value))
+    return verdict(
+        bool(bundles) and not bad,
+        f"{len(bundles)} snapshots verify",
+        f"{len(bundles)} snapshots, bad {bad}",
+    )
+
+
+@check(
+    "snapshots_cover_full_histories",
+    "each snapshot holds its Group's Events from sequence 1, exactly as logged",
+    S,
+)
+def snapshots_cover_full_histories(ev: Evidence) -> Verdict:
+    logged: dict[str, list[str]] = {}
+    for e in ev.events:
+        if e.get("groupId"):
+            logged.setdefault(e["groupId"], []).append(e["eventId"])
+    bad = []
+    for s in ev.side["snapshots"]:
+        snap = s["snapshot"]
+        expected = logged.get(snap["groupId"], [])[: snap["throughSequence"]]
+        if snap["eventIds"] != expected or len(expected) != snap["throughSequence"]:
+            bad.append(s["snapshotId"])
+    n = len(ev.side["snapshots"])
+    return verdict(
+        n > 0 and not bad,
+        f"{n} snapshots, each 1..through as logged",
+        f"{n} snapshots, mismatched {bad}",
+    )
+
+
+@check(
+    "context_package_in_its_group",
+    "every Context Package cites only Events of the Group it was posted in",
+    S,
+)
+def context_package_in_its_group(ev: Evidence) -> Verdict:
+    group_of = {e["eventId"]: e.get("groupId") for e in ev.events}
+    n, bad = 0, []
+    for m in ev.of("message.posted"):
+        for part in m["payload"]["message"]["content"]:
+            if part.get("type") == "data_ref" and part.get("schema") == CONTEXT_PACKAGE_SCHEMA:
+                n += 1
+                pkg = part["data"]
+                cited = {i for d in pkg.get("decisions", []) for i in d.get("sourceEventIds", [])}
+                if pkg["groupId"] != m["groupId"] or any(
+                    group_of.get(i) != m["groupId"] for i in cited
+                ):
+                    bad.append(pkg["contextPackageId"])
+    return verdict(
+        n > 0 and not bad,
+        f"{n} packages, all within their Groups",
+        f"{n} packages, crossing: {bad}",
+    )
+
+
+@check(
+    "signed_context_package_late_reviewer",
+    "a signed Context Package was given to a reviewer who then reviewed in that Group",
+    S,
+)
+def signed_context_package_late_reviewer(ev: Evidence) -> Verdict:
+    from .checks_fences import signature_ok
+
+    for m in ev.of("message.posted"):
+        mentions = {x["id"] for x in m["payload"]["message"].get("mentions", [])}
+        for part in m["payload"]["message"]["content"]:
+            if part.get("schema") != CONTEXT_PACKAGE_SCHEMA or not mentions:
+                continue
+            if not signature_ok(ev, part["data"], "context-package"):
+                continue
+            later = [
+                e
+                for e in ev.of("work.started")
+                if e["_position"] > m["_position"]
+                and e["actor"]["id"] in mentions
+                and e["groupId"] == m["groupId"]
+            ]
+            if later:
+                return (
+                    True,
+                    f"package {part['data']['contextPackageId']} → {sorted(mentions)}, "
+                    f"who started {later[0]['workItemId']}",
+                )
+    return False, "no signed package reached a later reviewer"
+
+
+@check("per_group_context_isolation", "no Worker Command names another Group's WorkItems", S)
+def per_group_context_isolation(ev: Evidence) -> Verdict:
+    group_of = {e["workItemId"]: e["groupId"] for e in ev.of("work.authorized")}
+    leaks = []
+    for cmd in ev.commands:
+        if cmd["actor"]["type"] != "agent" or cmd["actor"]["id"] in ev.coordinators:
+            continue
+        text = canonicalize(cmd["payload"]).decode()
+        for wid, g in group_of.items():
+            if g != cmd.get("groupId") and f'"{wid}"' in text:
+                leaks.append((cmd["kind"], wid))
+    return verdict(
+        not leaks,
+        f"{len(ev.commands)} Commands checked, no cross-Group reference",
+        f"leaks: {leaks[:3]}",
+    )
+
+
+@check(
+    "credential_isolation",
+    "every external call was made by the WorkItem's owner with its own token; others were refused",
+    S,
+)
+def credential_isolation(ev: Evidence) -> Verdict:
+    calls = ev.view.external_calls or ()
+    owners = {w: {a for _, a in o} for w, o in ev.owners.items()}
+    bad = [
+        c
+        for c in calls
+        if c["outcome"] == "performed" and c["agent_id"] not in owners.get(c["work_item_id"], set())
+    ]
+    return verdict(
+        bool(calls) and not bad,
+        f"{len(calls)} external calls, each by an owner of its WorkItem",
+        f"{len(calls)} calls, by non-owners {len(bad)}",
+    )
+
+
+@check(
+    "idempotent_external_effects",
+    "no external effect was performed twice for one idempotency key",
+    S,
+)
+def idempotent_external_effects(ev: Evidence) -> Verdict:
+    calls = ev.view.external_calls or ()
+    performed: dict[str, int] = {}
+    for c in calls:
+        if c["outcome"] == "performed" and c["ok"]:
+            performed[c["idempotency_key"]] = performed.get(c["idempotency_key"], 0) + 1
+    twice = [k for k, n in performed.items() if n > 1]
+    return verdict(
+        bool(performed) and not twice, f"{len(performed)} effects, each once", f"twice: {twice[:2]}"
+    )
+
+
+@check(
+    "scheduling_disclosure_without_leakage",
+    "Workers disclose schedule estimates with offers, naming no other Group's work",
+    S,
+)
+def scheduling_disclosure_without_leakage(ev: Evidence) -> Verdict:
+    estimates = [
+        c
+        for c in ev.commands
+        if c["kind"] == "work.accept_offer" and "scheduleEstimate" in c["payload"]
+    ]
+    text = [canonicalize(c["payload"]["scheduleEstimate"]).decode() for c in estimates]
+    ids = [e["workItemId"] for e in ev.of("work.authorized")] + list(ev.heads)
+    leaks = [t for t in text if any(i in t for i in ids)]
+    return verdict(
+        bool(estimates) and not leaks,
+        f"{len(estimates)} estimates, none naming work or Groups",
+        f"{len(estimates)} estimates, {len(leaks)} leak",
+    )

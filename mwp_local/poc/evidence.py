@@ -1,0 +1,208 @@
+"""What the proof-of-concept checks may read: one sandbox directory, opened read-only.
+
+``Evidence`` holds the Group log (Events, receipts with the signed Commands, rejections, the SQL
+views) through ``mwp_local.campaign.logdir``, and the side files the scenario recorded under
+``DIR/poc/`` (frames, snapshots, offline buffers, replicas, the restart, the probes). Missing side
+files read as empty, so a check on a directory that lacks the behaviour fails rather than
+crashing. Helpers here derive facts from Events (owners, state intervals) and never decide a
+verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ..campaign.logdir import LogView, open_log_view
+from ..protocol.timestamps import parse_timestamp
+from ..store.views import sql as run_sql
+from .scenario import POC_DIR
+
+
+def micros(text: str) -> int:
+    """A protocol timestamp as epoch microseconds."""
+    return parse_timestamp(text).epoch_micros
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@dataclass
+class Evidence:
+    """A read-only picture of one proof-of-concept directory."""
+
+    directory: Path
+    view: LogView
+    side: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, directory: Path | str) -> Evidence:
+        """Open ``directory`` (close it with ``close``)."""
+        path = Path(directory)
+        view = open_log_view(path)
+        side = {
+            name: _jsonl(path / POC_DIR / f"{name}.jsonl")
+            for name in ("frames", "snapshots", "offline", "replicas", "restart", "probes")
+        }
+        return cls(directory=path, view=view, side=side)
+
+    def close(self) -> None:
+        """Close the log."""
+        self.view.close()
+
+    # ------------------------------------------------------------------ the log
+
+    @cached_property
+    def events(self) -> list[dict[str, Any]]:
+        """Every Event document in log order (each with its log position as ``_position``)."""
+        typed = {
+            r["position"]: r
+            for r in self.sql("SELECT position, mission_id, from_state, to_state FROM events")
+        }
+        return [
+            {
+                **e.doc,
+                "_position": e.position,
+                "_mission": typed[e.position]["mission_id"],
+                "fromState": typed[e.position]["from_state"],
+                "toState": typed[e.position]["to_state"],
+            }
+            for e in self.view.events
+        ]
+
+    def of(self, *kinds: str) -> list[dict[str, Any]]:
+        """The Events of these kinds, in log order."""
+        return [e for e in self.events if e["kind"] in kinds]
+
+    def sql(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Rows of a read-only query over the documented views."""
+        rows: list[dict[str, Any]] = run_sql(self.view.store, query, params).to_pylist()
+        return rows
+
+    @cached_property
+    def rejections(self) -> list[dict[str, Any]]:
+        """The ``rejections`` view, in order."""
+        return self.sql(
+            "SELECT code, kind, actor_id, action_id, group_id, work_item_id, explanation, "
+            "command_text FROM rejections ORDER BY position"
+        )
+
+    def rejected(self, code: str) -> list[dict[str, Any]]:
+        """The rejections with this section-19 code."""
+        return [r for r in self.rejections if r["code"] == code]
+
+    def command(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """The accepted Command that caused ``event``."""
+        return self.view.command_of(event)
+
+    @cached_property
+    def commands(self) -> list[dict[str, Any]]:
+        """Every accepted Command document, in receipt order."""
+        return [self.view.commands[(r.actor_id, r.action_id)] for r in self.view.receipts]
+
+    @cached_property
+    def heads(self) -> dict[str, int]:
+        """Each Group's last sequence."""
+        out: dict[str, int] = {}
+        for e in self.events:
+            if e.get("groupId"):
+                out[e["groupId"]] = max(out.get(e["groupId"], 0), int(e["sequence"]))
+        return out
+
+    @cached_property
+    def roots(self) -> list[dict[str, Any]]:
+        """``mission.created`` Events of root Missions (no parent)."""
+        return [e for e in self.of("mission.created") if not e["payload"]["mission"].get("parent")]
+
+    def work_payloads(self, work_item_id: str) -> Iterator[dict[str, Any]]:
+        """Events that name ``work_item_id``."""
+        return (e for e in self.events if e.get("workItemId") == work_item_id)
+
+    @cached_property
+    def owners(self) -> dict[str, list[tuple[int, str]]]:
+        """WorkItem → ``(position, Agent)`` of each accepted offer, in order."""
+        out: dict[str, list[tuple[int, str]]] = {}
+        for e in self.of("work.offer.accepted"):
+            out.setdefault(e["workItemId"], []).append((e["_position"], e["actor"]["id"]))
+        return out
+
+    def owner_at(self, work_item_id: str, position: int) -> str | None:
+        """The owner of a WorkItem just after log position ``position``."""
+        current = None
+        for at, agent in self.owners.get(work_item_id, []):
+            if at <= position:
+                current = agent
+        return current
+
+    @cached_property
+    def active_spans(self) -> list[tuple[str, str, str, int, int]]:
+        """``(agent, Group, WorkItem, from µs, to µs)`` for every stretch a WorkItem was active."""
+        spans = []
+        open_: dict[str, tuple[str, str, int]] = {}
+        for e in self.events:
+            wid = e.get("workItemId")
+            to_state = e.get("toState")
+            if wid is None or to_state is None:
+                continue
+            at = micros(e["occurredAt"])
+            if wid in open_ and to_state != "active":
+                agent, group, since = open_.pop(wid)
+                spans.append((agent, group, wid, since, at))
+            if to_state == "active" and e["kind"] == "work.started":
+                open_[wid] = (e["actor"]["id"], e["groupId"], at)
+        return spans
+
+    @cached_property
+    def coordinators(self) -> set[str]:
+        """Agents that ever coordinated a Mission."""
+        out = {
+            e["payload"]["mission"]["coordinator"]["agentId"] for e in self.of("mission.created")
+        }
+        out |= {
+            e["payload"]["coordinator"]["agentId"]
+            for e in self.of("mission.coordinator.assigned")
+            if "coordinator" in e["payload"]
+        }
+        return out
+
+    @cached_property
+    def registry(self) -> Any:
+        """The signing-key Registry as the whole log leaves it (replayed)."""
+        from ..group_log import replay
+
+        return replay(self.view.org, self.view.store).registry
+
+    # ------------------------------------------------------------------ side files
+
+    def probes(self, name: str) -> list[dict[str, Any]]:
+        """The probes named ``name`` (or starting with ``name:``)."""
+        return [
+            p
+            for p in self.side["probes"]
+            if p["probe"] == name or p["probe"].startswith(name + ":")
+        ]
+
+    def probe_outcome(self, probe: dict[str, Any]) -> tuple[str, str | None]:
+        """What the log holds for a probe: ``("accepted", None)``, ``("rejected", code)`` or
+        ``("absent", None)`` (matched on actor and Action ID; the last rejection wins)."""
+        key = (probe["actor"], probe["actionId"])
+        codes = [
+            r["code"]
+            for r in self.rejections
+            if (r["actor_id"], r["action_id"]) == key and r["command_text"] == probe["command"]
+        ]
+        if codes:
+            return "rejected", codes[-1]
+        if key in self.view.commands:
+            return "accepted", None
+        return "absent", None
+
+
+__all__ = ["Evidence", "micros"]

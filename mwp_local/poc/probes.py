@@ -1,0 +1,377 @@
+"""Scripted probes of the proof of concept: Commands submitted through the real Group log.
+
+Each probe builds one Command as a client would (signed by the Principal it names, with the
+epochs that Principal's replica knows, or deliberately stale, forged, duplicated or colliding)
+and submits it to ``Sandbox.log``. A probe records only what it submitted (``probes.jsonl``:
+name, Command text, time); whether the Group Authority accepted or refused it is read back from
+the log by the checks (receipts, rejections, Events). Probes never decide a verdict.
+
+Phases: ``during`` (once, at the restart point: Worker-to-Worker conversation, a Worker
+proposal, a Context Package for a later reviewer, a Command under the restarted Worker's old
+Session), ``step`` (after each step run step by step: a lost race's late acceptance, an
+acceptance of an offer that has expired) and ``after`` (forged and stale Commands built by the
+campaign's ``Forger``, a duplicate Command, a late result from a replaced owner, reusable
+knowledge published by the Organization).
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from ..agents.base import Intent
+from ..agents.contracts import work_contract
+from ..agents.naming import agent_id, group_id, work_item_id
+from ..artifacts.context_packages import PackageScope, build_context_package
+from ..authority import Accepted
+from ..authority.offline import BOUNDED_OFFLINE
+from ..protocol.jcs import canonicalize
+from ..protocol.jsontext import parse_strict
+from ..protocol.timestamps import format_utc, parse_timestamp
+from ..sim.clock import timestamp
+from ..sim.mission_file import WorkSpec
+
+if TYPE_CHECKING:
+    from ..sandbox import Sandbox
+    from .scenario import Recorder
+
+#: The Context Package schema the Coordinators use for ``data_ref`` Message parts.
+CONTEXT_PACKAGE_SCHEMA = "urn:mwp-local:schema:context-package"
+#: Contract constraint naming the WorkItems that need a proposed one first.
+REQUIRED_BY = "requiredBy"
+KNOWLEDGE_PUBLISH = "ext.missionweaveprotocol.knowledge.publish"
+
+
+def _submit(sb: Sandbox, rec: Recorder, name: str, data: bytes) -> bool:
+    """Submit ``data`` now, deliver what it produced, record the probe; True when accepted."""
+    now = sb.clock.now_us()
+    outcome = sb.log.submit(data, timestamp(now))
+    doc = parse_strict(data)
+    rec.add(
+        "probes",
+        {
+            "probe": name,
+            "atUs": now,
+            "actor": doc.get("actor", {}).get("id"),
+            "actionId": doc.get("actionId"),
+            "kind": doc.get("kind"),
+            "command": data.decode("utf-8"),
+        },
+    )
+    if isinstance(outcome, Accepted):
+        sb.deliver(list(outcome.event_documents))
+        return True
+    return False
+
+
+def _as(sb: Sandbox, rec: Recorder, name: str, who: str, intent: Intent) -> bool:
+    """Sign ``intent`` as agent or human ``who`` (epochs from its own replica) and submit it."""
+    runtime = sb.runtime(who)
+    data = runtime.command(intent, format_utc(sb.clock.now_us()))
+    return _submit(sb, rec, name, data)
+
+
+def _fresh_id(rng: random.Random) -> str:
+    return f"urn:uuid:{uuid.UUID(int=rng.getrandbits(128), version=4)}"
+
+
+def _resign(sb: Sandbox, doc: dict[str, Any], signer: str | None = None) -> bytes:
+    body = {k: v for k, v in doc.items() if k != "signature"}
+    return canonicalize(sb.log.org.sign("command", signer or body["actor"]["id"], body))
+
+
+def _receipt_docs(sb: Sandbox, kind: str | None = None) -> list[dict[str, Any]]:
+    return [
+        parse_strict(r.command_document)
+        for r in sb.log.store.receipts()
+        if kind is None or r.kind == kind
+    ]
+
+
+# --------------------------------------------------------------------------- during the run
+
+
+def _during(sb: Sandbox, rec: Recorder) -> None:
+    state = sb.log.state
+    billing = group_id("billing")
+    checkout = group_id("checkout")
+    now = sb.clock.now_us()
+    # Worker-to-Worker conversation in a Group's main Conversation between two of its Worker
+    # members (Messages carry no authority: nothing changes state).
+    coordinators = {m.coordinator_agent_id for m in state.missions.values()}
+    for group in (billing, checkout):
+        members = sorted(
+            p
+            for (g, p), m in state.memberships.items()
+            if g == group
+            and p.startswith("urn:missionweaveprotocol:agent:")
+            and p not in coordinators
+            and m.state != "ended"
+        )
+        if len(members) >= 2:
+            a, b = members[0], members[1]
+            for who, to, text in (
+                (a, b, "The rounding change touches invoice_totals(); please cover half-cents."),
+                (b, a, "Will do: half-cent cases for EUR and JPY totals."),
+            ):
+                _as(
+                    sb,
+                    rec,
+                    "worker_conversation",
+                    who.rsplit(":", 1)[-1],
+                    Intent(
+                        kind="message.post",
+                        group=group,
+                        payload={
+                            "content": [{"type": "text", "text": text}],
+                            "mentions": [{"type": "agent", "id": to}],
+                        },
+                    ),
+                )
+            break
+    # A Worker proposes sub-work: a proposal, not a WorkItem, until the Coordinator authorizes.
+    hotfix, regression = (
+        work_item_id("billing", "hotfix"),
+        work_item_id("billing", "regression-tests"),
+    )
+    if hotfix in state.work_items and regression in state.work_items:
+        spec = WorkSpec(
+            id="rounding-audit",
+            goal="Audit the other places invoice totals are rounded",
+            capability=("mwp.software.implement", "1.0.0"),
+            duration_s=600,
+            budget={"financial": 20, "tool_calls": 20, "compute_seconds": 20000},
+        )
+        deadline = parse_timestamp(state.missions[state.groups[billing].mission_id].deadline)
+        contract = work_contract(spec, dependencies=[hotfix], deadline_us=deadline.epoch_micros)
+        contract["constraints"][REQUIRED_BY] = [regression]
+        _as(
+            sb,
+            rec,
+            "worker_proposal",
+            "dev-shared",
+            Intent(
+                kind="work.propose",
+                group=billing,
+                payload={"summary": "other rounding sites need an audit", "contract": contract},
+            ),
+        )
+    # A signed Context Package for a reviewer who joins the checkout Group later.
+    mission = (
+        state.missions.get(state.groups[checkout].mission_id) if checkout in state.groups else None
+    )
+    if mission is not None and mission.coordinator_agent_id is not None:
+        events = [parse_strict(e.document) for e in sb.log.store.events() if e.group_id == checkout]
+        coordinator = sb.log.org.get(mission.coordinator_agent_id.rsplit(":", 1)[-1])
+        package = build_context_package(
+            events,
+            scope=PackageScope(mission_id=mission.mission_id, group_id=checkout),
+            generator=coordinator,
+            generated_at=format_utc(now),
+            constraints=["For the reviewer of the integration: the log stays authoritative"],
+        )
+        _as(
+            sb,
+            rec,
+            "late_reviewer_context",
+            coordinator.id.rsplit(":", 1)[-1],
+            Intent(
+                kind="message.post",
+                group=checkout,
+                payload={
+                    "content": [
+                        {"type": "text", "text": "Context for the integration reviewer."},
+                        {"type": "data_ref", "schema": CONTEXT_PACKAGE_SCHEMA, "data": package},
+                    ],
+                    "mentions": [{"type": "agent", "id": agent_id("reviewer")}],
+                    "references": [package["contextPackageId"]],
+                },
+            ),
+        )
+    # The restarted Worker's old Session: a Command signed under the epoch before the restart.
+    restarted = agent_id("dev-shared")
+    epoch = state.agents[restarted].session_epoch if restarted in state.agents else 1
+    template = next(
+        (
+            d
+            for d in reversed(_receipt_docs(sb))
+            if d["actor"]["id"] == restarted and "sessionEpoch" in d
+        ),
+        None,
+    )
+    if template is not None and epoch > 1:
+        doc = dict(template)
+        doc["actionId"] = _fresh_id(random.Random(f"{sb.seed}:old-session"))
+        doc["issuedAt"] = format_utc(now // 1_000_000 * 1_000_000)
+        doc["sessionEpoch"] = epoch - 1
+        _submit(sb, rec, "old_session_after_restart", _resign(sb, doc))
+
+
+# --------------------------------------------------------------------------- each step
+
+
+def step_probes(sb: Sandbox, rec: Recorder, done: set[str]) -> None:
+    """Probes whose moment comes during the run (each fires once)."""
+    state = sb.log.state
+    now = sb.clock.now_us()
+    if "lost_race" not in done:
+        lost = next(
+            (
+                o
+                for o in state.offers.values()
+                if o.status == "lost_race" and _latest_offer(state, o) is o
+            ),
+            None,
+        )
+        if lost is not None:
+            done.add("lost_race")
+            _accept(sb, rec, "lost_race_accept", lost)
+    if "expired_offer" not in done:
+        for offer in state.offers.values():
+            item = state.work_items.get(offer.work_item_id)
+            if (
+                item is not None
+                and str(item.state) == "offered"
+                and offer.status in ("pending", "expired", "withdrawn")
+                and now >= offer.expires_us
+            ):
+                done.add("expired_offer")
+                _accept(sb, rec, "expired_offer_accept", offer)
+                break
+
+
+def _latest_offer(state: Any, offer: Any) -> Any:
+    """The last offer of ``offer``'s WorkItem made to the same Agent."""
+    item = state.work_items.get(offer.work_item_id)
+    mine = [
+        state.offers[o]
+        for o in (item.offer_ids if item else ())
+        if state.offers[o].agent_id == offer.agent_id
+    ]
+    return mine[-1] if mine else None
+
+
+def _accept(sb: Sandbox, rec: Recorder, name: str, offer: Any) -> None:
+    item = sb.log.state.work_items[offer.work_item_id]
+    who = offer.agent_id.rsplit(":", 1)[-1]
+    _as(
+        sb,
+        rec,
+        name,
+        who,
+        Intent(
+            kind="work.accept_offer",
+            group=item.group_id,
+            payload={"workItemId": item.work_item_id, "offerId": offer.offer_id},
+            overrides={"expected_revision": item.revision},
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- after the run
+
+
+def _after(sb: Sandbox, rec: Recorder) -> None:
+    from ..campaign.forgery import FORGED, STALE, Forger
+
+    docs = _receipt_docs(sb)
+    rng = random.Random(f"{sb.seed}:probes")
+    # A rebased offline checkpoint is fenced by its bounded-offline binding first (its
+    # historical lease window): a forgery built on one would probe that fence, not its own.
+    templates = [d for d in docs if BOUNDED_OFFLINE not in (d.get("extensions") or {})]
+    forger = Forger(sb.log.org, sb.log.state, templates, sb.clock.now_us(), rng)
+    for variant in (*FORGED, *STALE):
+        forgery = forger.make((variant,))
+        if forgery is not None:
+            _submit(sb, rec, f"forged:{variant}", forgery.data)
+    # An unchanged retry of an accepted Command (the exact bytes): idempotent.
+    submitted = next((r for r in sb.log.store.receipts() if r.kind == "work.submit"), None)
+    if submitted is not None:
+        _submit(sb, rec, "duplicate_command", submitted.command_document.encode("utf-8"))
+    _late_result(sb, rec, docs)
+
+
+def _late_result(sb: Sandbox, rec: Recorder, docs: list[dict[str, Any]]) -> None:
+    """A replaced owner submits its result after the WorkItem was reassigned (§11.5)."""
+    state = sb.log.state
+    events = [parse_strict(e.document) for e in sb.log.store.events()]
+    for i, event in enumerate(events):
+        if event["kind"] != "ext.missionweaveprotocol.core.lease_expired":
+            continue
+        wid = event.get("workItemId")
+        accepted = [
+            e
+            for e in events[:i]
+            if e["kind"] == "work.offer.accepted" and e.get("workItemId") == wid
+        ]
+        final = next(
+            (
+                d
+                for d in reversed(docs)
+                if d["kind"] == "work.submit" and d["payload"].get("workItemId") == wid
+            ),
+            None,
+        )
+        if not wid or not accepted or final is None:
+            continue
+        old = accepted[-1]
+        if old["actor"]["id"] == final["actor"]["id"]:
+            continue
+        doc = dict(final)
+        doc["actor"] = old["actor"]
+        doc["payload"] = {
+            **final["payload"],
+            "ownershipEpoch": final["payload"].get("ownershipEpoch", 2) - 1,
+            "leaseId": event["payload"].get("leaseId", final["payload"].get("leaseId")),
+        }
+        doc["actionId"] = _fresh_id(random.Random(f"{sb.seed}:late:{wid}"))
+        doc["issuedAt"] = format_utc(sb.clock.now_us() // 1_000_000 * 1_000_000)
+        member = state.memberships.get((doc["groupId"], old["actor"]["id"]))
+        agent = state.agents.get(old["actor"]["id"])
+        if member is not None:
+            doc["membershipEpoch"] = member.epoch
+        if agent is not None:
+            doc["sessionEpoch"] = agent.session_epoch
+        _submit(sb, rec, "late_result", _resign(sb, doc))
+        return
+
+
+def _knowledge(sb: Sandbox, rec: Recorder) -> None:
+    """The Organization publishes a reviewed, internal Artifact as reusable knowledge."""
+    state = sb.log.state
+    for manifest in sorted(state.artifacts.values(), key=lambda m: m["contentHash"]):
+        item = state.work_items.get(manifest.get("workItemId", ""))
+        if item is None or str(item.state) != "verified":
+            continue
+        if manifest.get("classification") not in ("internal", "public"):
+            continue
+        org = sb.log.org
+        data = org.command(
+            org.control_plane,
+            KNOWLEDGE_PUBLISH,
+            {
+                "artifactHash": manifest["contentHash"],
+                "classification": manifest["classification"],
+                "reason": "reusable analysis of the payment requirements",
+            },
+            group_id=item.group_id,
+            issued_at=format_utc(sb.clock.now_us()),
+            action_id=_fresh_id(random.Random(f"{sb.seed}:knowledge")),
+        )
+        _submit(sb, rec, "knowledge_publish", data)
+        return
+
+
+def run_probes(sb: Sandbox, rec: Recorder, *, phase: str) -> None:
+    """Run the probes of ``phase`` (``during`` or ``after``)."""
+    if phase == "during":
+        _during(sb, rec)
+    elif phase == "after":
+        _after(sb, rec)
+        _knowledge(sb, rec)
+    else:
+        raise ValueError(phase)
+
+
+__all__ = ["run_probes", "step_probes"]
