@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PROTOCOL ?= ../shared/protocol
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck venv clean
+.PHONY: demo test lint typecheck venv clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ typecheck: $(STAMP)
 
 test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest
+
+# Speed against same-run ceilings (~10 min on 2 cores): prints a table, writes benchmarks/results.json.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,166 @@
+"""Figures 5 and 7: Artifact blobs and import time (figure 6 is in ``scenario_bench``).
+
+* Figure 5 stores and reads back (verified) Artifact content through
+  ``mwp_local.artifacts.blobs.BlobStore`` at 1 MiB and 64 MiB, in GB/s, against hashlib SHA-256
+  of the same bytes in the same run. ``put`` computes SHA-256 and BLAKE3, writes a temporary
+  file, fsyncs it and renames it into place; ``get`` re-hashes both digests before returning.
+* Figure 7 imports ``mwp_local`` in a fresh interpreter (the time of the ``import`` statement
+  itself); the reference is the same interpreter starting and doing nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import Entry, Measure, Target
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    """Payload sizes and repetitions."""
+
+    blob_sizes: tuple[int, ...]
+    blob_reps: int
+    import_reps: int
+
+
+FULL = Sizes(blob_sizes=(MIB, 64 * MIB), blob_reps=7, import_reps=9)
+QUICK = Sizes(blob_sizes=(64 * 1024, MIB), blob_reps=1, import_reps=1)
+
+
+def _label(size: int) -> str:
+    return f"{size // MIB} MiB" if size >= MIB else f"{size // 1024} KiB"
+
+
+def figure_5(sizes: Sizes) -> list[Entry]:
+    """Artifact put and verified get against SHA-256, or pending without the blob store."""
+    if importlib.util.find_spec("mwp_local.artifacts.blobs") is None:
+        reason = "pending: needs mwp_local.artifacts.blobs"
+        return [Entry(figure="5", name="Artifact put / verified get", unit="GB/s", pending=reason)]
+    from mwp_local.artifacts.blobs import BlobStore
+
+    entries = []
+    for size in sizes.blob_sizes:
+        data = os.urandom(size)
+        puts, gets, sha = [], [], []
+        for rep in range(sizes.blob_reps):
+            # Distinct content each time, so every put really writes a new blob.
+            payload = rep.to_bytes(8, "big") + data[8:]
+            began = time.perf_counter()
+            hashlib.sha256(payload).digest()
+            sha.append(size / (time.perf_counter() - began) / 1e9)
+            with tempfile.TemporaryDirectory(prefix="mwp-bench-blobs-") as tmp:
+                store = BlobStore(Path(tmp) / "blobs")
+                began = time.perf_counter()
+                ref = store.put(payload)
+                puts.append(size / (time.perf_counter() - began) / 1e9)
+                began = time.perf_counter()
+                store.get(ref.sha256)
+                gets.append(size / (time.perf_counter() - began) / 1e9)
+        ceiling = Measure("hashlib SHA-256 of the same bytes", "GB/s", tuple(sha))
+        common = {"bytes": size}
+        entries += [
+            Entry(
+                figure="5",
+                name=f"Artifact put, {_label(size)}",
+                unit="GB/s",
+                values=puts,
+                ceiling=ceiling,
+                ratio_meaning="share of the same-run SHA-256 rate",
+                target=Target(text="≥ 70% of SHA-256", ratio_at_least=0.70),
+                parameters=common,
+                notes="BlobStore.put: SHA-256 + BLAKE3, temporary file, fsync, rename, index.",
+            ),
+            Entry(
+                figure="5",
+                name=f"Artifact verified get, {_label(size)}",
+                unit="GB/s",
+                values=gets,
+                ceiling=ceiling,
+                ratio_meaning="share of the same-run SHA-256 rate",
+                target=Target(text="≥ 70% of SHA-256", ratio_at_least=0.70),
+                parameters=common,
+                notes="BlobStore.get: read, SHA-256 + BLAKE3 and size checked before returning.",
+            ),
+        ]
+    return entries
+
+
+_TIMED_IMPORT = (
+    "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+)
+
+
+def _environment(cache: Path) -> dict[str, str]:
+    """A normal interpreter's set-up: bytecode cached (in ``cache``, not in the source tree),
+    as it is after any first run on a user's machine."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
+
+
+def _fresh(code: str, env: dict[str, str]) -> float:
+    """Run ``code`` in a fresh interpreter and return the float it printed last."""
+    out = subprocess.run(
+        [sys.executable, "-s", "-c", code], check=True, capture_output=True, text=True, env=env
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _startup(env: dict[str, str]) -> float:
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-s", "-c", "pass"], check=True, env=env)
+    return time.perf_counter() - began
+
+
+def figure_7(sizes: Sizes) -> list[Entry]:
+    """``import mwp_local`` in a fresh interpreter (and, for information, the Authority stack)."""
+    with tempfile.TemporaryDirectory(prefix="mwp-bench-pycache-") as cache:
+        env = _environment(Path(cache))
+        for module in ("mwp_local", "mwp_local.group_log"):  # warm the bytecode cache
+            _fresh(_TIMED_IMPORT.format(module=module), env)
+        startup = Measure(
+            "bare interpreter start", "s", tuple(_startup(env) for _ in range(sizes.import_reps))
+        )
+        package = [
+            _fresh(_TIMED_IMPORT.format(module="mwp_local"), env) for _ in range(sizes.import_reps)
+        ]
+        stack = [
+            _fresh(_TIMED_IMPORT.format(module="mwp_local.group_log"), env)
+            for _ in range(sizes.import_reps)
+        ]
+    return [
+        Entry(
+            figure="7",
+            name="import mwp_local",
+            unit="s",
+            values=package,
+            ceiling=startup,
+            ratio_meaning="import time / a bare interpreter's start-up time",
+            target=Target(text="≤ 0.3 s", at_most=0.3),
+            notes=(
+                "The import statement alone, in a fresh interpreter with bytecode cached (as "
+                "after any first run)."
+            ),
+        ),
+        Entry(
+            figure="7",
+            name="import mwp_local.group_log (for information)",
+            unit="s",
+            values=stack,
+            ceiling=startup,
+            ratio_meaning="import time / a bare interpreter's start-up time",
+            notes="Authority, protocol core, DuckDB and pyarrow: what a notebook pays first.",
+        ),
+    ]

@@ -1,0 +1,1 @@
+"""Smoke tests of the benchmark harness (``benchmarks/run.py --quick``)."""
