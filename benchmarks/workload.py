@@ -22,6 +22,7 @@ from typing import Any
 from mwp_local.authority import Accepted
 from mwp_local.authority.context import derived_uuid
 from mwp_local.authority.pipeline import Outcome
+from mwp_local.examples import example_contract
 from mwp_local.group_log import GroupLog
 from mwp_local.organization import Member, Organization
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
@@ -62,41 +63,8 @@ def organization(seed: int = SEED, workers: int = WORKERS) -> Organization:
 
 
 def _contract() -> dict[str, Any]:
-    return {
-        "contractVersion": 1,
-        "goal": "Implement the feature",
-        "requiredDeliverables": [
-            {
-                "deliverableId": "patch",
-                "description": "The patch",
-                "mediaType": "text/x-diff",
-                "schema": "urn:mwp-local:schema:patch",
-            }
-        ],
-        "acceptanceCriteria": [
-            {
-                "criterionId": "tests-pass",
-                "description": "Tests pass",
-                "evidenceRequired": ["deterministic_test"],
-            }
-        ],
-        "inputArtifacts": [],
-        "dependencyWorkItemIds": [],
-        "allowedResources": [],
-        "requiredCapabilities": [{"id": CAP[0], "version": "2.0.0"}],
-        "deadline": "2026-07-20T00:00:00Z",
-        "requestedUrgency": "normal",
-        "businessImpact": "Needed for the release",
-        "retryPolicy": {
-            "maxAttempts": 2,
-            "backoff": "fixed",
-            "maxDelay": "PT1M",
-            "retryableFailures": ["TRANSIENT"],
-        },
-        "budget": {"currency": "EUR", "financialLimit": 10, "toolCallLimit": 5},
-        "sideEffectRisk": "none",
-        "executionApproval": "not_required",
-    }
+    """The example Work Contract, requiring the benchmark's capability."""
+    return example_contract(requiredCapabilities=[{"id": CAP[0], "version": "2.0.0"}])
 
 
 def work_item_id(n: int) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from mwp_local.authority import Accepted, AuthorityConfig
 from mwp_local.authority.pipeline import Outcome
+from mwp_local.examples import example_contract
 from mwp_local.notebook.html import STYLE, rejection_html
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 from mwp_local.sandbox_dir import init_directory
@@ -198,32 +199,7 @@ class Bench:
 
     def contract(self, **over: Any) -> dict[str, Any]:
         """A complete Work Contract (MWP-WRK-001); ``over`` replaces members."""
-        contract = {
-            "contractVersion": 1,
-            "goal": "Implement the feature",
-            "requiredDeliverables": [
-                {"deliverableId": "patch", "description": "The patch", "mediaType": "text/x-diff",
-                 "schema": "urn:mwp-local:schema:patch"}
-            ],
-            "acceptanceCriteria": [
-                {"criterionId": "tests-pass", "description": "Tests pass",
-                 "evidenceRequired": ["deterministic_test"]}
-            ],
-            "inputArtifacts": [],
-            "dependencyWorkItemIds": [],
-            "allowedResources": [],
-            "requiredCapabilities": [{"id": CAP[0], "version": "2.0.0"}],
-            "deadline": "2026-07-20T00:00:00Z",
-            "requestedUrgency": "normal",
-            "businessImpact": "Needed for the release",
-            "retryPolicy": {"maxAttempts": 2, "backoff": "fixed", "maxDelay": "PT1M",
-                            "retryableFailures": ["TRANSIENT"]},
-            "budget": {"currency": "EUR", "financialLimit": 10, "toolCallLimit": 5},
-            "sideEffectRisk": "none",
-            "executionApproval": "not_required",
-        }  # fmt: skip
-        contract.update(over)
-        return contract
+        return example_contract(**over)
 
     def basis(self) -> dict[str, Any]:
         """A structured selection basis (MWP-WRK-006)."""

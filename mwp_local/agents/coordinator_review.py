@@ -271,19 +271,8 @@ def review(
 
 def _fail(view: View, item: WorkItemRecord, record: ReviewRecord, now_us: int) -> Intent:
     """Reject the submission, keeping the whole review in the failure Evidence."""
-    report = build_evidence(
-        view.member,
-        mission_id=item.mission_id,
-        group_id=item.group_id,
-        work_item_id=item.work_item_id,
-        type="failure_report",
-        subject=("work_item", item.work_item_id),
-        criteria=[c["criterionId"] for c in item.contract["acceptanceCriteria"]],
-        method="Coordinator review in the order of §13.2",
-        result=R.FAILED,
-        artifact_hashes=item.submitted_artifacts,
-        created_at=format_utc(now_us),
-        details={"review": record.to_json()},
+    report = _failure_report(
+        view, item, now_us, "Coordinator review in the order of §13.2", record.to_json()
     )
     own = [e for e in record.evidence if e["workItemId"] == item.work_item_id]
     return Intent(
@@ -297,6 +286,26 @@ def _fail(view: View, item: WorkItemRecord, record: ReviewRecord, now_us: int) -
             "evidence": [report, *own],
         },
         overrides={"expected_revision": item.revision},
+    )
+
+
+def _failure_report(
+    view: View, item: WorkItemRecord, now_us: int, method: str, review: dict[str, Any]
+) -> dict[str, Any]:
+    """The signed failure-report Evidence of a rejected submission, keeping the whole review."""
+    return build_evidence(
+        view.member,
+        mission_id=item.mission_id,
+        group_id=item.group_id,
+        work_item_id=item.work_item_id,
+        type="failure_report",
+        subject=("work_item", item.work_item_id),
+        criteria=[c["criterionId"] for c in item.contract["acceptanceCriteria"]],
+        method=method,
+        result=R.FAILED,
+        artifact_hashes=item.submitted_artifacts,
+        created_at=format_utc(now_us),
+        details={"review": review},
     )
 
 
@@ -326,19 +335,8 @@ def _review_without_content(view: View, item: WorkItemRecord, now_us: int) -> In
             why=f"the (log-only) review of '{short(item.work_item_id)}' passed",
             payload={"workItemId": item.work_item_id, "review": review},
         )
-    report = build_evidence(
-        view.member,
-        mission_id=item.mission_id,
-        group_id=item.group_id,
-        work_item_id=item.work_item_id,
-        type="failure_report",
-        subject=("work_item", item.work_item_id),
-        criteria=[c["criterionId"] for c in item.contract["acceptanceCriteria"]],
-        method="Coordinator review in the order of §13.2 (log only)",
-        result=R.FAILED,
-        artifact_hashes=item.submitted_artifacts,
-        created_at=format_utc(now_us),
-        details={"review": review},
+    report = _failure_report(
+        view, item, now_us, "Coordinator review in the order of §13.2 (log only)", review
     )
     return Intent(
         kind="work.fail",

@@ -56,7 +56,7 @@ from .slots import (
     TokenRequest,
     execution_key,
 )
-from .worker_documents import presence_record
+from .worker_documents import offer_reply, presence_record
 from .worker_execution import (
     LEASE_SECONDS,
     WorkFunction,
@@ -233,7 +233,7 @@ class WorkerPolicy:
         name = short(item.work_item_id)
         questions = ambiguities(item.contract)
         if questions:  # MWP-WRK-002: ask in the WorkItem Conversation, do not accept
-            return self._message(
+            return offer_reply(
                 item,
                 offer_id,
                 why=f"the contract of '{name}' is ambiguous: ask before accepting (§10.1)",
@@ -260,7 +260,7 @@ class WorkerPolicy:
                 tag=offer_id,
             )
         reason = str(admission.reason)
-        return self._message(
+        return offer_reply(
             item,
             offer_id,
             why=f"admission control says no ({reason}): decline '{name}'",
@@ -272,31 +272,6 @@ class WorkerPolicy:
                 "reasons": [str(r) for r in admission.reasons],
                 "details": admission.details,
             },
-        )
-
-    def _message(
-        self,
-        item: WorkItemRecord,
-        offer_id: str,
-        *,
-        why: str,
-        text: str,
-        schema: str,
-        data: dict[str, Any],
-    ) -> Intent:
-        return Intent(
-            kind="message.post",
-            group=item.group_id,
-            why=why,
-            payload={
-                "conversationId": item.conversation_id,
-                "workItemId": item.work_item_id,
-                "content": [
-                    {"type": "text", "text": text},
-                    {"type": "data_ref", "schema": schema, "data": data},
-                ],
-            },
-            tag=offer_id,
         )
 
     def _estimate(self, view: View, item: WorkItemRecord, now_us: int) -> dict[str, Any]:

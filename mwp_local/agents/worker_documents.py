@@ -1,5 +1,6 @@
 """The documents a Worker writes: structured progress (§11.4, MWP-WRK-016), signed Artifact
-manifests (§13.1), signed Evidence (§13.2) and its Presence Record (§6.2, MWP-WRK-011).
+manifests (§13.1), signed Evidence (§13.2), its Presence Record (§6.2, MWP-WRK-011), and its
+replies to an offer in the WorkItem Conversation (a question or a structured decline).
 
 Progress is structured around the current phase, completed milestones, the next checkpoint,
 blockers, a revised completion estimate and Evidence references. It never carries a
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..authority.model import WorkItemRecord
 from ..protocol.timestamps import format_utc
-from .base import View
+from .base import Intent, View
 from .naming import short
 from .slots import Execution
 
@@ -163,3 +164,30 @@ def presence_record(
         "lastHeartbeat": format_utc(now_us),
         "expiresAt": format_utc(now_us + 60_000_000),
     }
+
+
+def offer_reply(
+    item: WorkItemRecord,
+    offer_id: str,
+    *,
+    why: str,
+    text: str,
+    schema: str,
+    data: dict[str, Any],
+) -> Intent:
+    """A message in the WorkItem Conversation answering offer ``offer_id``: plain text for
+    people and a ``data_ref`` of ``schema`` for agents (a question or a decline)."""
+    return Intent(
+        kind="message.post",
+        group=item.group_id,
+        why=why,
+        payload={
+            "conversationId": item.conversation_id,
+            "workItemId": item.work_item_id,
+            "content": [
+                {"type": "text", "text": text},
+                {"type": "data_ref", "schema": schema, "data": data},
+            ],
+        },
+        tag=offer_id,
+    )

@@ -8,6 +8,7 @@ from typing import Any
 
 from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
 from mwp_local.authority.pipeline import Outcome
+from mwp_local.examples import example_contract
 from mwp_local.organization import Organization
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 
@@ -169,43 +170,7 @@ class World:
         )
 
     def contract(self, **over: Any) -> dict[str, Any]:
-        contract = {
-            "contractVersion": 1,
-            "goal": "Implement the feature",
-            "requiredDeliverables": [
-                {
-                    "deliverableId": "patch",
-                    "description": "The patch",
-                    "mediaType": "text/x-diff",
-                    "schema": "urn:mwp-local:schema:patch",
-                }
-            ],
-            "acceptanceCriteria": [
-                {
-                    "criterionId": "tests-pass",
-                    "description": "Tests pass",
-                    "evidenceRequired": ["deterministic_test"],
-                }
-            ],
-            "inputArtifacts": [],
-            "dependencyWorkItemIds": [],
-            "allowedResources": [],
-            "requiredCapabilities": [{"id": CAP[0], "version": "2.0.0"}],
-            "deadline": "2026-07-20T00:00:00Z",
-            "requestedUrgency": "normal",
-            "businessImpact": "Needed for the release",
-            "retryPolicy": {
-                "maxAttempts": 2,
-                "backoff": "fixed",
-                "maxDelay": "PT1M",
-                "retryableFailures": ["TRANSIENT"],
-            },
-            "budget": {"currency": "EUR", "financialLimit": 10, "toolCallLimit": 5},
-            "sideEffectRisk": "none",
-            "executionApproval": "not_required",
-        }
-        contract.update(over)
-        return contract
+        return example_contract(**over)
 
     def authorize(self, wid: str, **contract_over: Any) -> Accepted:
         return self.ok(
