@@ -1,21 +1,31 @@
 """The Group Authority bound to a log store: decide, then commit, then acknowledge.
 
-``GroupLog`` is the one adapter between the pure ``Authority`` and a ``LogStore``. It commits
-each outcome (Events, receipt, rejection, projection rows) in one store transaction, either one
-Command per transaction (``submit``, durable before it returns) or many Commands per transaction
-(``submit_many``, group commit: every outcome is acknowledged only after the shared commit). If a
-commit fails, the in-memory state is rolled back to what the log holds. Opening a GroupLog
-rebuilds the Authority's state by replaying the log through ``evolve`` (which re-checks the
-state tables), so the log is the only truth. Replay trusts the log's signatures unless asked to
-verify them (``verify-log`` always does; ``replay(..., verify_signatures=True)`` and
-``rebuild_projections(verify_signatures=True)`` do it on request).
+``GroupLog`` is the one adapter between the pure ``Authority`` and a ``LogStore``. Every outcome
+(Events, receipt, rejection, projection rows) is committed in a store transaction before it is
+acknowledged: ``submit`` returns once its Command is durable, ``submit_many`` once all of its
+Commands are. Commits are grouped across threads: while one thread commits, the others keep
+deciding, and the next commit takes everything decided meanwhile in one transaction (``tick``,
+which lets timers fire, joins the same groups). If a commit fails, the in-memory state is rolled
+back to what the log holds and the Commands decided on top of it are refused too.
+
+``write_behind()`` is the one exception, for a single-threaded driver that chooses it (the
+Sandbox's step mode): inside it, outcomes are checked and *staged* by the store and acknowledged
+at once, and the store writes them in one transaction every ``max_staged`` batches, before any
+read, and when the block ends. A crash inside the block loses the staged tail; the file always
+holds a consistent prefix of the log.
+
+Opening a GroupLog rebuilds the Authority's state by replaying the log through ``evolve`` (which
+re-checks the state tables), so the log is the only truth. Replay trusts the log's signatures
+unless asked to verify them (``verify-log`` always does; ``replay(..., verify_signatures=True)``
+and ``rebuild_projections(verify_signatures=True)`` do it on request).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from .authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
@@ -27,7 +37,7 @@ from .protocol.ed25519 import derive_seed
 from .protocol.jsontext import parse_strict
 from .protocol.signing import profile_for, verify_parsed
 from .protocol.timestamps import Timestamp
-from .store.base import LogStore
+from .store.base import LogStore, LogStoreError
 from .store.records import Batch, EventRecord, ProjectionDelta, ReceiptRecord, RejectionRecord
 
 
@@ -79,6 +89,15 @@ def replay(
     return state
 
 
+@dataclass(slots=True)
+class _Group:
+    """Outcomes decided since the last group commit began, committed together."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    done: bool = False
+    error: BaseException | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Submitted:
     """What the caller gets back for one Command: the outcome, acknowledged after commit."""
@@ -105,7 +124,12 @@ class GroupLog:
             key_pair=org.authority.key_pair,
             config=config or AuthorityConfig(),
         )
+        #: The decide lock (the Authority's in-memory state) ...
         self._lock = threading.Lock()
+        #: ... and the commit lock: one group commit at a time (see ``_make_durable``).
+        self._commit_lock = threading.Lock()
+        self._open: _Group | None = None
+        self._write_behind = 0
         self.authorization = AuthorizationService(derive_seed(org.seed, "authorization-service"))
 
     @property
@@ -113,41 +137,103 @@ class GroupLog:
         """The Authority's current state (read it, never change it)."""
         return self.authority.state
 
+    @contextmanager
+    def write_behind(self) -> Iterator[None]:
+        """Inside the block, acknowledge outcomes before they are durable (see the module
+        docstring); on leaving it, write everything staged. Nests."""
+        self._write_behind += 1
+        try:
+            yield
+        finally:
+            self._write_behind -= 1
+            if not self._write_behind:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write every staged outcome to the log file now."""
+        self.store.flush()
+
+    def _commit(self, batch: Batch) -> None:
+        if self._write_behind:
+            self.store.stage(batch)
+        else:
+            self.store.commit(batch)
+
     def submit(self, data: bytes | str, now: Timestamp) -> Outcome:
-        """Decide one Command and commit it durably (one transaction) before returning."""
+        """Decide one Command and return its outcome once it is durable (inside
+        ``write_behind``, once it is staged)."""
         return self.submit_many([data], now)[0]
 
     def submit_many(self, commands: Sequence[bytes | str], now: Timestamp) -> list[Outcome]:
-        """Group commit: decide each Command in order, commit all outcomes in one transaction,
-        and only then return (acknowledge) them. If the commit fails, nothing was accepted."""
+        """Decide each Command in order and return the outcomes once they are durable. If the
+        commit fails, nothing of it was accepted (the state is rolled back) and this raises."""
         with self._lock:
-            state = self.authority.state
-            state.begin_batch()
+            group = self._join()
             outcomes = [self.authority.handle(data, now) for data in commands]
-            try:
-                self.store.commit(self._batch(outcomes))
-            except BaseException:
-                state.rollback_batch()
-                state.take_touched()
-                raise
-            state.commit_batch()
-            return outcomes
+            group.outcomes.extend(outcomes)
+        self._make_durable(group)
+        return outcomes
 
     def tick(self, now: Timestamp) -> list[Accepted]:
         """Let timers fire (lease expiry) and commit their Events; returns what was appended."""
         with self._lock:
-            state = self.authority.state
-            state.begin_batch()
+            group = self._join()
             outcomes = self.authority.expire(now)
+            group.outcomes.extend(outcomes)
+        self._make_durable(group)
+        return outcomes
+
+    def _join(self) -> _Group:
+        """The open group the next decision belongs to (caller holds the decide lock)."""
+        self.authority.state.extend_batch()  # every decision until its commit can be undone
+        if self._open is None:
+            self._open = _Group()
+        return self._open
+
+    def _make_durable(self, group: _Group) -> None:
+        """Return once ``group`` is committed; raise if its commit failed.
+
+        Group commit across threads: one thread at a time commits, taking every outcome decided
+        so far (its own group, sealed under the decide lock together with the projection rows
+        of exactly those decisions); the others keep deciding into the next group meanwhile,
+        and whoever finds their group already committed returns at once. If a commit fails,
+        the state is rolled back to the log: the failed group *and* the one decided on top of
+        it are refused, so nothing acknowledged was built on what was lost.
+        """
+        with self._commit_lock:
+            if group.error is not None:
+                raise group.error
+            if group.done:
+                return
+            state = self.authority.state
+            with self._lock:
+                assert group is self._open, "a group is sealed only by its own commit"
+                self._open = None
+                batch = self._batch(group.outcomes)
+                decided = state.undo_mark()
             try:
-                if outcomes:
-                    self.store.commit(self._batch(outcomes))
-            except BaseException:
-                state.rollback_batch()
-                state.take_touched()
+                if (
+                    batch.events
+                    or batch.receipts
+                    or batch.rejections
+                    or not batch.projections.is_empty()
+                ):
+                    self._commit(batch)
+            except BaseException as exc:
+                with self._lock:
+                    state.rollback_batch()
+                    state.take_touched()
+                    later, self._open = self._open, None
+                group.error = exc
+                if later is not None:
+                    later.error = LogStoreError(
+                        f"refused: an earlier group commit failed ({exc}) and this Command "
+                        "was decided on top of it"
+                    )
                 raise
-            state.commit_batch()
-            return outcomes
+            with self._lock:
+                state.forget_undo(decided)
+            group.done = True
 
     def _batch(self, outcomes: Sequence[Outcome]) -> Batch:
         events: list[EventRecord] = []
@@ -177,7 +263,9 @@ class GroupLog:
         from .protocol.signing import profile_for, verify_parsed
 
         trusted = self.authority.identity.control_services
-        with self._lock:
+        with self._commit_lock, self._lock:
+            if self._open is not None:
+                raise RuntimeError("import_events needs an idle log (Commands are in flight)")
             state = self.authority.state
             state.begin_batch()
             records = []

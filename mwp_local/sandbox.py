@@ -15,6 +15,14 @@ external system (``self.external``); neither counts as a step. ``restart_agent``
 Worker's runtime by one rebuilt from its file, or by replay of the Group log if the file is gone,
 and has the control plane open a new Session for it (§6.3, §11.3).
 
+Durability. ``step()`` returns only once its action is durable: the Command's outcome is in the
+log file and each Worker's local file holds what it was told. ``run()`` (and any loop inside
+``with sandbox.write_behind():``) acknowledges each Command as soon as the Authority decided it
+and writes the log in one transaction every 256 actions, before any read of the log (SQL, views,
+exports), and when it returns; Workers' local files follow the log, never ahead of it. A crash
+inside ``run()`` therefore loses up to the last 256 actions and leaves a consistent prefix.
+Threads mode commits every Command durably before acknowledging it.
+
 With a ``[delivery]`` table every committed Event reaches the agents through the delivery bus in
 both modes (``delivery.driver.BusDriver``): step mode runs its rounds between actions, threads
 mode has each agent's thread run its own session's rounds (``sim.threads``); Group-service
@@ -25,7 +33,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,6 +220,7 @@ class Sandbox:
         self.steps = 0
         self.history: list[StepReport] = []
         self._wall = 0.0
+        self._write_behind = False
 
     # ------------------------------------------------------------------ set-up
 
@@ -268,7 +278,16 @@ class Sandbox:
             policy = wrap_worker(
                 self.spec, agent, self._worker_policy(agent, incarnation), seed=self.seed
             )
-        return AgentRuntime(org, org.get(agent.name), policy, local=local, incarnation=incarnation)
+        return AgentRuntime(
+            org,
+            org.get(agent.name),
+            policy,
+            local=local,
+            incarnation=incarnation,
+            flush_before_acting=False,  # the Sandbox flushes (``flush``), the log first
+            # a file is never durable ahead of the log; memory is never durable at all
+            durable_first=self.log.flush if self.worker_files else None,
+        )
 
     # ------------------------------------------------------------------ delivery
 
@@ -324,7 +343,36 @@ class Sandbox:
             self.deliver(list(outcome.event_documents))
 
     def step(self) -> StepReport | None:
-        """Perform one agent action (advancing virtual time as needed); None when done."""
+        """Perform one agent action (advancing virtual time as needed), durably unless inside
+        ``write_behind``; None when done."""
+        report = self._step()
+        if not self._write_behind:
+            self.flush()
+        return report
+
+    @contextmanager
+    def write_behind(self) -> Iterator[None]:
+        """Within the block, actions are acknowledged before they are durable and written in
+        batches (see the module docstring): what a loop of many ``step()`` calls wants. Leaving
+        it writes everything. Nests."""
+        if self._write_behind:
+            yield
+            return
+        self._write_behind = True
+        try:
+            with self.log.write_behind():
+                yield
+        finally:
+            self._write_behind = False
+            self.flush()
+
+    def flush(self) -> None:
+        """Make everything durable: the Group log first, then each Worker's local file."""
+        self.log.flush()
+        for runtime in self.runtimes:
+            runtime.flush()
+
+    def _step(self) -> StepReport | None:
         started = time.perf_counter()
         try:
             while not self.finished():
@@ -440,14 +488,15 @@ class Sandbox:
         real second)."""
         if self.mode == "threads":
             return self._run_threads(timeout_s, scale)
-        while self.steps < max_steps:
-            if until is not None and until(self):
-                break
-            report = self.step()
-            if report is None:
-                break
-            if progress is not None:
-                progress(self.steps, report)
+        with self.write_behind():
+            while self.steps < max_steps:
+                if until is not None and until(self):
+                    break
+                report = self._step()
+                if report is None:
+                    break
+                if progress is not None:
+                    progress(self.steps, report)
         return self.summary()
 
     def _run_threads(self, timeout_s: float, scale: float) -> RunSummary:
@@ -587,7 +636,8 @@ class Sandbox:
         return [e.document for e in self.log.store.events()]
 
     def close(self) -> None:
-        """Flush and close every agent's local store, then the log."""
+        """Flush the log, then flush and close every agent's local store, then the log."""
+        self.log.flush()
         for runtime in self.runtimes:
             runtime.close()
         self.log.store.close()

@@ -20,6 +20,7 @@ the rebuilt queues against the stored ones (``restored``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -28,6 +29,7 @@ from ..authority.evolve import evolve
 from ..authority.pipeline import Outcome
 from ..authority.state import AuthorityState
 from ..organization import Member, Organization
+from ..protocol.identity_memo import IdentityMemo
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from .base import Intent, Policy, View
@@ -78,6 +80,10 @@ class AgentRuntime:
     incarnation: int = 0
     #: Commit the local projections before each Command (else the driver calls ``flush``).
     flush_before_acting: bool = True
+    #: Called before the local store commits: a driver that acknowledges Commands before the
+    #: Group log is durable (write-behind) passes the log's flush, so a local store is never
+    #: durable ahead of the log it was built from.
+    durable_first: Callable[[], None] | None = None
     inbox: Inbox = field(default_factory=Inbox)
     replica: AuthorityState = field(init=False)
     sent: int = 0
@@ -181,7 +187,7 @@ class AgentRuntime:
                 sequence=int(event["sequence"]) if group != ORG else self.inbox.cursors[ORG],
                 event_id=event["eventId"],
                 kind=event["kind"],
-                document=canonicalize(event).decode(),
+                document=_CANONICAL.get(event, _canonical_text),
             )
         )
 
@@ -194,6 +200,8 @@ class AgentRuntime:
         the queue rows they changed, in one transaction (no-op without a store)."""
         if self.local is None or not self._pending:
             return
+        if self.durable_first is not None:
+            self.durable_first()
         queues = self.work_queues()
         changed = {
             g: queues.get(g, ())
@@ -313,6 +321,14 @@ class AgentRuntime:
             self.rejected += 1
             self._refused[_key(intent)] = str(intent.payload.get("workItemId", ""))
         self.policy.on_outcome(self.view, intent, outcome, now_us)
+
+
+#: Every agent stores the same delivered Event: its canonical text is computed once.
+_CANONICAL: IdentityMemo[dict[str, Any], str] = IdentityMemo()
+
+
+def _canonical_text(event: dict[str, Any]) -> str:
+    return canonicalize(event).decode()
 
 
 def _key(intent: Intent) -> str:

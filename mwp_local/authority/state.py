@@ -116,6 +116,25 @@ class AuthorityState:
         """Start recording an undo log for a whole group-commit batch."""
         self._undo = []
 
+    def extend_batch(self) -> None:
+        """Start recording an undo log unless one is being recorded (several batches in
+        flight: see ``undo_mark`` and ``forget_undo``)."""
+        if self._undo is None:
+            self._undo = []
+
+    def undo_mark(self) -> int:
+        """How many undo entries are recorded (0 when none): where the batch decided so far
+        ends."""
+        return 0 if self._undo is None else len(self._undo)
+
+    def forget_undo(self, mark: int) -> None:
+        """Forget the first ``mark`` undo entries (their batch was committed); stop recording
+        when none remain."""
+        if self._undo is not None:
+            del self._undo[:mark]
+            if not self._undo:
+                self._undo = None
+
     def commit_batch(self) -> None:
         """Forget the batch's undo log (its commit succeeded)."""
         self._undo = None

@@ -124,11 +124,12 @@ class Trial:
                 counts[1] += 1  # applied through the mission file
         pending = self.schedule.step_faults()
         sb = self.sandbox
-        while sb.steps < max_steps:
-            while pending and pending[0].at_step <= sb.steps:
-                self.apply(pending.pop(0))
-            if sb.step() is None:
-                break
+        with sb.write_behind():
+            while sb.steps < max_steps:
+                while pending and pending[0].at_step <= sb.steps:
+                    self.apply(pending.pop(0))
+                if sb.step() is None:
+                    break
         for fault in pending:
             self.apply(fault)
 

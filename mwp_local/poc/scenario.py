@@ -255,27 +255,30 @@ def run_scenario(
     restart_at = spec.start_us + RESTART_AFTER_S * 1_000_000
     worker = RESTARTED_WORKER if any(a.name == RESTARTED_WORKER for a in spec.agents) else None
     fired: set[str] = set()
-    while worker is not None and sb.clock.now_us() < restart_at and sb.steps < max_steps:
-        if sb.step() is None:
-            break
-        if probes:
-            step_probes(sb, rec, fired)
+    with sb.write_behind():
+        while worker is not None and sb.clock.now_us() < restart_at and sb.steps < max_steps:
+            if sb.step() is None:
+                break
+            if probes:
+                step_probes(sb, rec, fired)
     if worker is not None and not sb.finished():
         _dump_restart(sb, rec, worker)
     if probes:
         run_probes(sb, rec, phase="during")
     prefix_end = _prefix_end(spec)
-    while mode == "threads" and sb.clock.now_us() < prefix_end and sb.steps < max_steps:
-        if sb.step() is None:
-            break
-        if probes:
-            step_probes(sb, rec, fired)
+    with sb.write_behind():
+        while mode == "threads" and sb.clock.now_us() < prefix_end and sb.steps < max_steps:
+            if sb.step() is None:
+                break
+            if probes:
+                step_probes(sb, rec, fired)
     if mode == "threads":
         sb.run(timeout_s=THREADS_TIMEOUT_S, scale=THREADS_SCALE)
     else:
-        while sb.steps < max_steps and sb.step() is not None:
-            if probes:
-                step_probes(sb, rec, fired)
+        with sb.write_behind():
+            while sb.steps < max_steps and sb.step() is not None:
+                if probes:
+                    step_probes(sb, rec, fired)
     if probes:
         run_probes(sb, rec, phase="after")
     sb.settle_delivery()  # what is still in flight (threads stop mid-round) reaches everyone

@@ -103,6 +103,15 @@ class LogStore(Protocol):
         atomically. On any failure raise, and leave the store exactly as it was."""
         ...
 
+    def stage(self, batch: Batch) -> None:
+        """Check the batch as ``commit`` would, then write it at the latest on the next
+        ``flush``, ``commit``, read or ``close`` (write-behind; a store may write it at once)."""
+        ...
+
+    def flush(self) -> None:
+        """Write whatever ``stage`` queued (no-op when nothing waits)."""
+        ...
+
     def events(self, group_id: str | None = None, after_sequence: int = 0) -> Iterator[EventRecord]:
         """One Group's Events with ``sequence > after_sequence`` in sequence order; with
         ``group_id=None`` every Event of the log (Organization-scoped ones included) in log
@@ -441,3 +450,30 @@ def check_batch_types(batch: Batch) -> None:
         for record in records:
             if not isinstance(record, kind):
                 raise TypeError(f"expected {kind.__name__}, got {type(record).__name__}")
+
+
+def merge_changes(batches: Iterable[Sequence[TableChange]]) -> list[TableChange]:
+    """Several batches' projection changes, applied in order, as one ``TableChange`` per table:
+    a key's last write wins (a row, or its deletion). Writing the result equals writing the
+    batches one after another."""
+    merged: dict[str, tuple[ProjectionTable, dict[tuple[Any, ...], dict[str, Any] | None]]] = {}
+    for changes in batches:
+        for change in changes:
+            final = merged.setdefault(change.table.name, (change.table, {}))[1]
+            for key in change.deletes:
+                final[key] = None
+            for key, row in zip(change.row_keys(), change.rows, strict=True):
+                final[key] = row
+    out: list[TableChange] = []
+    for name in PROJECTION_BY_NAME:
+        if name not in merged:
+            continue
+        table, final = merged[name]
+        out.append(
+            TableChange(
+                table=table,
+                deletes=tuple(key for key, row in final.items() if row is None),
+                rows=tuple(row for row in final.values() if row is not None),
+            )
+        )
+    return out

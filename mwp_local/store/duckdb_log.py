@@ -30,6 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -42,10 +43,12 @@ from .base import (
     IntegrityError,
     LogEntry,
     LogStoreError,
+    PlannedEvents,
     StoreClosedError,
     TableChange,
     batches_of,
     check_batch_types,
+    merge_changes,
     normalize_delta,
     normalize_replacement,
     plan_events,
@@ -81,6 +84,8 @@ __all__ = ["DEFAULT_CHECKPOINT_THRESHOLD", "LOG_TABLE_SCHEMAS", "SCHEMA_VERSION"
 
 #: See ``DuckDBLogStore``.
 DEFAULT_CHECKPOINT_THRESHOLD = "256MB"
+#: See ``DuckDBLogStore.stage``: at most this many acknowledged batches wait in memory.
+DEFAULT_MAX_STAGED = 256
 
 _FETCH_ROWS = 4096
 _KEYS_PER_DELETE = 256
@@ -122,6 +127,7 @@ class DuckDBLogStore:
         *,
         read_only: bool = False,
         checkpoint_threshold: str | None = DEFAULT_CHECKPOINT_THRESHOLD,
+        max_staged: int = DEFAULT_MAX_STAGED,
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
@@ -131,6 +137,12 @@ class DuckDBLogStore:
         self._write_lock = threading.Lock()
         self._cursor_lock = threading.Lock()
         self._closed = False
+        #: Flush as soon as this many batches are staged (see ``stage``).
+        self.max_staged = max_staged
+        self._staged: list[_Staged] = []
+        self._staged_receipts: set[tuple[str, str]] = set()
+        #: Why the store refuses further use (a failed write-behind flush), else None.
+        self._failed: str | None = None
         config: dict[str, str | bool | int | float | list[str]] = {}
         if checkpoint_threshold is not None and not read_only:
             config["checkpoint_threshold"] = checkpoint_threshold
@@ -235,40 +247,97 @@ class DuckDBLogStore:
     # --- writing ---------------------------------------------------------------------------
 
     def commit(self, batch: Batch) -> None:
-        """Commit the batch in one transaction, or raise and change nothing.
+        """Commit the batch in one transaction (with whatever ``stage`` queued before it), or
+        raise and change nothing.
 
         Raises ``IntegrityError`` for a batch that breaks a log rule (sequence gap, duplicate
         receipt, malformed JSON text, bad projection row) and ``StoreClosedError`` when closed.
         """
         check_batch_types(batch)
         with self._write_lock:
-            writer = self._writable()
-            plan = plan_events(batch.events, head=self._head, last_sequence=self._last_sequence)
-            changes = normalize_delta(batch.projections)
-            tables: list[tuple[str, pa.Table]] = []
-            if batch.events:
-                rows = log_arrow("log_events", batch.events, plan.first_position, plan.chains)
-                tables.append(("log_events", rows))
-            if batch.receipts:
-                rows = log_arrow("log_receipts", batch.receipts, self._receipt_position + 1)
-                tables.append(("log_receipts", rows))
-            if batch.rejections:
-                rows = log_arrow("log_rejections", batch.rejections, self._rejection_position + 1)
-                tables.append(("log_rejections", rows))
-            if not tables and not changes:
-                return
+            self._writable()
+            self._stage(batch)
+            self._flush()
 
-            def write() -> None:
-                for name, arrow_rows in tables:
-                    _insert_arrow(writer, name, arrow_rows)
-                for change in changes:
-                    self._apply_change(writer, change)
+    def stage(self, batch: Batch) -> None:
+        """Write-behind: check the batch exactly as ``commit`` would (a bad batch raises here and
+        changes nothing), then queue it for the next ``flush`` instead of writing it now.
 
+        The queue is written in one transaction by ``flush``, by the next ``commit``, before any
+        read (so whoever staged always reads its own writes), on ``close``, and as soon as
+        ``max_staged`` batches wait. Until then a crash loses the queued batches, and the file
+        keeps the consistent prefix committed before them: staging is for a single-threaded
+        driver that chooses to acknowledge before durability (the Sandbox's step mode), never
+        for a Command whose sender was promised durability.
+        """
+        check_batch_types(batch)
+        with self._write_lock:
+            self._writable()
+            self._stage(batch)
+            if len(self._staged) >= self.max_staged:
+                self._flush()
+
+    def flush(self) -> None:
+        """Write every staged batch in one transaction (no-op when nothing is staged)."""
+        if not self._staged:
+            return
+        with self._write_lock:
+            self._flush()
+
+    @property
+    def staged(self) -> int:
+        """How many batches wait for the next flush."""
+        return len(self._staged)
+
+    def _stage(self, batch: Batch) -> None:
+        self._check_healthy()
+        plan = plan_events(batch.events, head=self._head, last_sequence=self._last_sequence)
+        changes = normalize_delta(batch.projections)
+        for receipt in batch.receipts:
+            key = (receipt.actor_id, receipt.action_id)
+            if key in self._staged_receipts:
+                raise IntegrityError(f"a receipt for {key} already exists")
+        # Everything is checked; the in-memory head moves past the staged batch.
+        self._staged.append(
+            _Staged(batch, plan, changes, self._receipt_position + 1, self._rejection_position + 1)
+        )
+        self._staged_receipts.update((r.actor_id, r.action_id) for r in batch.receipts)
+        self._head = plan.head
+        self._sequences.update(plan.last_sequences)
+        self._receipt_position += len(batch.receipts)
+        self._rejection_position += len(batch.rejections)
+
+    def _flush(self) -> None:
+        """Write the staged batches (caller holds the write lock). On failure the in-memory
+        head is re-read from the file; if more than one batch was staged, what was acknowledged
+        is lost and the store refuses further use (``LogStoreError``)."""
+        staged, self._staged = self._staged, []
+        self._staged_receipts = set()
+        if not staged:
+            return
+        writer = self._writable()
+        tables = _log_tables(staged)
+        changes = merge_changes([s.changes for s in staged])
+        if not tables and not changes:
+            return
+
+        def write() -> None:
+            for name, arrow_rows in tables:
+                _insert_arrow(writer, name, arrow_rows)
+            for change in changes:
+                self._apply_change(writer, change)
+
+        try:
             self._transaction(writer, write)
-            self._head = plan.head
-            self._sequences.update(plan.last_sequences)
-            self._receipt_position += len(batch.receipts)
-            self._rejection_position += len(batch.rejections)
+        except BaseException as exc:
+            with suppress(duckdb.Error, LogStoreError):
+                self._recover_head()
+            if len(staged) > 1:
+                self._failed = (
+                    f"writing {len(staged)} staged batches failed ({exc}); the file keeps the "
+                    "log before them, but they were already acknowledged: reopen the directory"
+                )
+            raise
 
     def replace_projections(self, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Empty every projection table and write ``rows``, in one transaction."""
@@ -359,8 +428,11 @@ class DuckDBLogStore:
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A fresh cursor for one reader (closed on exit). Use one per thread and query."""
+        if self._staged:  # read your own writes: staged batches go to the file first
+            self.flush()
         with self._cursor_lock:
             self._check_open()
+            self._check_healthy()
             cur = self._con.cursor()
         try:
             yield cur
@@ -492,7 +564,11 @@ class DuckDBLogStore:
         with self._write_lock, self._cursor_lock:
             if self._closed:
                 return
-            self._closed = True
+            try:
+                if self._failed is None:
+                    self._flush()
+            finally:
+                self._closed = True
             if self._writer is not None:
                 self._writer.close()
             self._con.close()
@@ -516,8 +592,49 @@ class DuckDBLogStore:
         if self._closed:
             raise StoreClosedError(f"{self.path} is closed")
 
+    def _check_healthy(self) -> None:
+        if self._failed is not None:
+            raise LogStoreError(f"{self.path}: {self._failed}")
+
     def _last_sequence(self, group_id: str) -> int:
         return self._sequences.get(group_id, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """A checked batch waiting for ``flush``, with where its rows go."""
+
+    batch: Batch
+    plan: PlannedEvents
+    changes: list[TableChange]
+    receipt_position: int
+    rejection_position: int
+
+
+def _log_tables(staged: Sequence[_Staged]) -> list[tuple[str, pa.Table]]:
+    """The staged Events, receipts and rejections as one Arrow table each (positions are
+    contiguous across staged batches, so they concatenate)."""
+    tables: list[tuple[str, pa.Table]] = []
+    events = [e for s in staged for e in s.batch.events]
+    if events:
+        chains = [c for s in staged for c in s.plan.chains]
+        tables.append(
+            ("log_events", log_arrow("log_events", events, staged[0].plan.first_position, chains))
+        )
+    receipts = [r for s in staged for r in s.batch.receipts]
+    if receipts:
+        tables.append(
+            ("log_receipts", log_arrow("log_receipts", receipts, staged[0].receipt_position))
+        )
+    rejections = [r for s in staged for r in s.batch.rejections]
+    if rejections:
+        tables.append(
+            (
+                "log_rejections",
+                log_arrow("log_rejections", rejections, staged[0].rejection_position),
+            )
+        )
+    return tables
 
 
 def _receipt(row: Sequence[Any]) -> ReceiptRecord:

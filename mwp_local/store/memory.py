@@ -85,6 +85,14 @@ class MemoryLogStore:
                 for key, row in zip(change.row_keys(), change.rows, strict=True):
                     rows[key] = dict(row)
 
+    def stage(self, batch: Batch) -> None:
+        """Memory has no slower path to defer: the same as ``commit``."""
+        self.commit(batch)
+
+    def flush(self) -> None:
+        """Nothing is ever staged here."""
+        self._check_open()
+
     def replace_projections(self, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Empty every projection table and write ``rows``, all at once."""
         with self._lock:

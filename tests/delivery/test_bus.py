@@ -349,3 +349,23 @@ def test_frames_from_the_builders_are_valid_against_the_official_schema(
     assert problems("websocket-frame", broken)
     with pytest.raises(Exception, match="SCHEMA_VALIDATION_FAILED"):
         frames.check(broken)
+
+
+def test_an_event_frame_is_checked_in_full_even_when_its_event_was_seen(
+    finished: Finished,
+) -> None:
+    ids = frames.FrameIds("schema-event")
+    event = finished.events[-1]
+    for _ in range(3):  # one Event, many subscribers: the same verdict each time
+        frames.check(frames.event(ids.next(), event))
+    bad_envelope = {**frames.event(ids.next(), event), "frameId": "not an id"}
+    with pytest.raises(Exception, match="SCHEMA_VALIDATION_FAILED"):
+        frames.check(bad_envelope)
+    extra = {**frames.event(ids.next(), event), "note": "unknown member"}
+    with pytest.raises(Exception, match="SCHEMA_VALIDATION_FAILED"):
+        frames.check(extra)
+    bad_event = {key: value for key, value in event.items() if key != "kind"}
+    for _ in range(2):  # a bad Event is never remembered as checked
+        with pytest.raises(Exception, match="SCHEMA_VALIDATION_FAILED") as raised:
+            frames.check(frames.event(ids.next(), bad_event))
+        assert "event" in str(raised.value.details["path"])  # type: ignore[attr-defined]

@@ -1,0 +1,100 @@
+"""The Sandbox's durability: ``step()`` returns a durable action; ``run()`` and
+``write_behind()`` acknowledge first and write in batches, which changes no Event; a Worker's
+local file is never durable ahead of the Group log; a crash inside ``run()`` leaves a log file
+that is a verified prefix of the run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from mwp_local.sandbox import Sandbox
+from mwp_local.sandbox_dir import open_directory
+from mwp_local.verify import verify_log
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_missions"
+
+
+def _documents(sandbox: Sandbox) -> list[str]:
+    return [e.document for e in sandbox.log.store.events()]
+
+
+def test_step_returns_only_once_its_action_is_durable(tmp_path: Path) -> None:
+    sandbox = Sandbox(tmp_path / "s", SAMPLES / "learn.toml")
+    for _ in range(10):
+        assert sandbox.step() is not None
+        assert sandbox.log.store.staged == 0  # type: ignore[attr-defined]
+        assert all(not r._pending for r in sandbox.runtimes)  # Worker files hold what they saw
+    sandbox.close()
+
+
+def test_write_behind_acknowledges_first_and_every_read_sees_everything(tmp_path: Path) -> None:
+    sandbox = Sandbox(tmp_path / "s", SAMPLES / "learn.toml")
+    store = sandbox.log.store
+    with sandbox.write_behind():
+        for _ in range(12):
+            sandbox.step()
+        assert store.staged > 0  # type: ignore[attr-defined]
+        rows = sandbox.sql("SELECT count(*) AS n FROM events").to_pylist()
+        assert store.staged == 0  # type: ignore[attr-defined]  # the read wrote them first
+        assert rows[0]["n"] == store.event_count()  # every acknowledged Event
+        sandbox.step()
+        worker = next(r for r in sandbox.runtimes if r.local is not None and r._pending)
+        worker.flush()  # a Worker's file commits: the log goes first
+        assert store.staged == 0  # type: ignore[attr-defined]
+        sandbox.step()
+    assert store.staged == 0  # type: ignore[attr-defined]  # leaving the block wrote the rest
+    sandbox.close()
+
+
+def test_batched_writing_changes_no_event(tmp_path: Path) -> None:
+    stepped = Sandbox(tmp_path / "a", SAMPLES / "flagship.toml", seed=5)
+    while stepped.step() is not None:
+        pass
+    batched = Sandbox(tmp_path / "b", SAMPLES / "flagship.toml", seed=5)
+    summary = batched.run()
+    assert summary.finished and batched.log.store.staged == 0  # type: ignore[attr-defined]
+    assert _documents(batched) == _documents(stepped)
+    assert verify_log(batched.log.org, batched.log.store).ok
+    stepped.close()
+    batched.close()
+
+
+_CRASH = """
+import os, sys
+sys.path.insert(0, {repo!r})
+from mwp_local.sandbox import Sandbox
+sandbox = Sandbox({directory!r}, {mission!r}, seed=5)
+with sandbox.write_behind():
+    for _ in range(140):
+        sandbox.step()
+    print(sandbox.log.store.event_count(), sandbox.log.store.staged, flush=True)
+    os._exit(0)  # a crash inside the run: the staged tail never reaches the file
+"""
+
+
+def test_a_crash_inside_a_run_leaves_a_verified_prefix(tmp_path: Path) -> None:
+    mission = str(SAMPLES / "flagship.toml")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _CRASH.format(repo=str(REPO), directory=str(tmp_path / "c"), mission=mission),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    acknowledged, staged = map(int, done.stdout.split())
+    assert staged > 0
+    log = open_directory(tmp_path / "c", read_only=True)
+    kept = [e.document for e in log.store.events()]
+    assert verify_log(log.org, log.store).ok
+    log.store.close()
+    reference = Sandbox(tmp_path / "r", mission, seed=5)
+    reference.run()
+    assert kept == _documents(reference)[: len(kept)]  # a prefix of the same run
+    assert 0 < len(kept) <= acknowledged  # the staged tail is what was lost
+    reference.close()

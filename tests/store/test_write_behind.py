@@ -1,0 +1,178 @@
+"""Write-behind (``stage``/``flush``): a staged batch is checked at once and refused whole if
+bad; staged batches written together equal the same batches committed one by one; every read
+sees them; a crash before the flush leaves the prefix committed before them; a failed flush of
+acknowledged batches stops the store instead of letting it drift from what was acknowledged."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mwp_local.store import duckdb_log
+from mwp_local.store.base import IntegrityError, LogStoreError
+from mwp_local.store.chain import verify_chain
+from mwp_local.store.duckdb_log import DuckDBLogStore
+from mwp_local.store.records import Batch, ProjectionDelta
+
+from .conftest import StoreMaker, snapshot
+from .factory import GROUP_A, GROUP_B, LogFactory, budget_row, mission_row
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _batches(factory: LogFactory) -> list[Batch]:
+    """Batches whose projection changes overwrite and delete each other's keys."""
+    first = ProjectionDelta(
+        upserts={
+            "proj_missions": (mission_row("urn:m:1"), mission_row("urn:m:2")),
+            "proj_budgets": (budget_row("urn:w:1", "tokens", 1.0),),
+        }
+    )
+    second = ProjectionDelta(
+        upserts={"proj_missions": (mission_row("urn:m:1", state="completed", revision=2),)},
+        deletes={"proj_missions": (("urn:m:2",),)},
+    )
+    third = ProjectionDelta(
+        upserts={
+            "proj_missions": (mission_row("urn:m:2", revision=3),),
+            "proj_budgets": (budget_row("urn:w:1", "tokens", 4.0),),
+        },
+        deletes={"proj_budgets": ()},
+    )
+    return [
+        factory.batch(3, rejections=1, projections=first),
+        factory.batch(2, GROUP_B, projections=second),
+        Batch(events=(factory.event(None),)),
+        factory.batch(1, projections=third),
+        factory.batch(0, receipt=False, rejections=2),
+    ]
+
+
+def test_staged_batches_equal_the_same_batches_committed(make_store: StoreMaker) -> None:
+    committed, staged = make_store(), make_store()
+    for batch in _batches(LogFactory()):
+        committed.commit(batch)
+    for batch in _batches(LogFactory()):
+        staged.stage(batch)
+    assert snapshot(staged) == snapshot(committed)  # the reads flush first
+
+
+def test_a_bad_batch_is_refused_when_staged_and_changes_nothing(tmp_path: Path) -> None:
+    factory = LogFactory()
+    with DuckDBLogStore(tmp_path / "log.duckdb") as store:
+        store.stage(factory.batch(2))
+        before_head, before_staged = store.chain_head(), store.staged
+        gap = LogFactory(sequences={GROUP_A: 7}).batch(1)
+        with pytest.raises(IntegrityError, match="sequence"):
+            store.stage(gap)
+        assert (store.chain_head(), store.staged) == (before_head, before_staged)
+        repeated = factory.batch(1)
+        again = Batch(events=factory.batch(1).events, receipts=repeated.receipts)
+        store.stage(repeated)
+        with pytest.raises(IntegrityError, match="receipt"):
+            store.stage(again)
+        assert store.staged == 2
+        assert store.event_count() == 3 and len(list(store.entries())) == 3
+
+
+def test_reads_and_max_staged_write_the_queue(tmp_path: Path) -> None:
+    factory = LogFactory()
+    with DuckDBLogStore(tmp_path / "log.duckdb", max_staged=3) as store:
+        store.stage(factory.batch(1))
+        store.stage(factory.batch(1))
+        assert store.staged == 2
+        assert len(store.rejections()) == 0 and store.staged == 0  # a read flushed
+        for _ in range(3):
+            store.stage(factory.batch(1))
+        assert store.staged == 0  # the third one reached max_staged
+        store.stage(factory.batch(1))
+        store.commit(factory.batch(1))  # a commit takes the queue with it
+        assert store.staged == 0 and store.event_count() == 7
+    with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
+        assert [e.position for e in reopened.entries()] == list(range(1, 8))
+
+
+_CRASH = """
+import os, sys
+sys.path.insert(0, {repo!r})
+from tests.store.factory import LogFactory
+from mwp_local.store.duckdb_log import DuckDBLogStore
+store = DuckDBLogStore({path!r})
+factory = LogFactory()
+for _ in range(4):
+    store.commit(factory.batch(2))
+for _ in range(5):
+    store.stage(factory.batch(2))
+print(store.staged, flush=True)
+os._exit(0)  # a crash: nothing flushed, nothing closed
+"""
+
+
+def test_a_crash_before_the_flush_keeps_the_committed_prefix(tmp_path: Path) -> None:
+    path = tmp_path / "log.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-c", _CRASH.format(repo=str(REPO), path=str(path))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "5"
+    with DuckDBLogStore(path) as store:
+        entries = list(store.entries())
+        assert [e.position for e in entries] == list(range(1, 9))
+        assert verify_chain((e.event.document, e.chain) for e in entries) == []
+        assert len(list(store.receipts())) == 4
+        store.commit(LogFactory(sequences={GROUP_A: 8}).batch(1))  # and it goes on
+        assert store.event_count() == 9
+
+
+def test_a_failed_flush_of_acknowledged_batches_stops_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "log.duckdb"
+    factory = LogFactory()
+    store = DuckDBLogStore(path)
+    store.commit(factory.batch(2))
+    store.stage(factory.batch(1))
+    store.stage(factory.batch(1))
+
+    def broken(*_: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(duckdb_log, "_insert_arrow", broken)
+    with pytest.raises(OSError, match="disk full"):
+        store.flush()
+    monkeypatch.undo()
+    for attempt in (
+        lambda: store.commit(factory.batch(1)),
+        lambda: store.stage(factory.batch(1)),
+        lambda: list(store.entries()),
+    ):
+        with pytest.raises(LogStoreError, match="already acknowledged"):
+            attempt()
+    store.close()
+    with DuckDBLogStore(path, read_only=True) as reopened:
+        assert reopened.event_count() == 2  # the file kept the prefix before them
+
+
+def test_a_failed_single_commit_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    factory = LogFactory()
+    with DuckDBLogStore(tmp_path / "log.duckdb") as store:
+        store.commit(factory.batch(2))
+        before = snapshot(store)
+
+        def broken(*_: object) -> None:
+            raise OSError("disk full")
+
+        monkeypatch.setattr(duckdb_log, "_insert_arrow", broken)
+        with pytest.raises(OSError):
+            store.commit(LogFactory(sequences={GROUP_A: 2}).batch(1))
+        monkeypatch.undo()
+        assert snapshot(store) == before
+        store.commit(LogFactory(sequences={GROUP_A: 2}).batch(1))  # still usable
+        assert store.event_count() == 3
