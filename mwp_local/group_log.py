@@ -130,6 +130,8 @@ class GroupLog:
         self._commit_lock = threading.Lock()
         self._open: _Group | None = None
         self._write_behind = 0
+        #: Whether ``write_behind`` may defer durability (``campaign.acks`` turns it off).
+        self.allow_write_behind = True
         self.authorization = AuthorizationService(derive_seed(org.seed, "authorization-service"))
 
     @property
@@ -140,7 +142,11 @@ class GroupLog:
     @contextmanager
     def write_behind(self) -> Iterator[None]:
         """Inside the block, acknowledge outcomes before they are durable (see the module
-        docstring); on leaving it, write everything staged. Nests."""
+        docstring); on leaving it, write everything staged. Nests. A no-op when
+        ``allow_write_behind`` is False (someone promised durability at acknowledgement)."""
+        if not self.allow_write_behind:
+            yield
+            return
         self._write_behind += 1
         try:
             yield

@@ -2,10 +2,11 @@
 
 ``record_acknowledgements(log, write)`` wraps one ``GroupLog``'s ``submit`` so that, after the
 durable commit has returned (``GroupLog.submit`` commits the outcome in one store transaction
-before it returns), one line naming the Command and its outcome is written with ``write``. A
-Command is acknowledged to its client only at that point, so every acknowledged Command must be
-in the log however the process dies afterwards; the invariant ``acknowledged_present`` checks
-it. The line is written by one ``write`` call; the reader ignores a torn last line.
+before it returns, and write-behind is turned off for that log), one line naming the Command
+and its outcome is written with ``write``. A Command is acknowledged to its client only at that
+point, so every acknowledged Command must be in the log however the process dies afterwards;
+the invariant ``acknowledged_present`` checks it.
+The line is written by one ``write`` call; the reader ignores a torn last line.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def record_acknowledgements(log: GroupLog, write: Callable[[str], None]) -> None
     """From now on, write ``ACK {json}`` for every Command ``log.submit`` has committed."""
     original = log.submit
     lock = threading.Lock()
+    log.allow_write_behind = False  # an acknowledgement promises durability: no staging
 
     def submit(data: bytes | str, now: Timestamp) -> Any:
         outcome = original(data, now)  # returns only after the durable commit

@@ -15,9 +15,9 @@ threads. Events reach it one of two ways:
 
 Before deciding, the thread lets the driver serve the agent's slots (``serve``: capability
 tokens, external operations). A Worker's local projections are group-committed: the thread
-commits them whenever its agent goes idle and when the run ends, rather than before each
-action. A timer thread lets leases expire (not while the Group service is down). Any exception
-in any thread stops the run and is re-raised in the caller.
+commits them when its agent goes idle (at most every ``FLUSH_EVERY_S``) and when the run ends,
+rather than before each action. A timer thread lets leases expire (not while the Group service
+is down). Any exception in any thread stops the run and is re-raised in the caller.
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ from .clock import ScaledClock, timestamp
 
 #: The longest a thread waits (real seconds) before it looks at the clock and the stop flag.
 MAX_WAIT_S = 0.05
+#: An idle agent commits its local projections at most this often (real seconds): every Event
+#: wakes every agent, and one local commit per agent per Event would cost more than the
+#: actions. What waits is bounded by this, by ``runtime.MAX_PENDING`` and by the run's end.
+FLUSH_EVERY_S = 0.25
 
 
 @dataclass
@@ -185,6 +189,7 @@ class ThreadedRun:
     def _agent(self, runtime: AgentRuntime) -> None:
         acting = runtime.flush_before_acting
         runtime.flush_before_acting = False
+        flushed = self.clock.now_us()
         try:
             while not self.stop.is_set():
                 now = self.clock.now_us()
@@ -198,7 +203,9 @@ class ThreadedRun:
                 if intents:
                     self._act(runtime, intents[0], now)
                     continue
-                runtime.flush()  # idle: commit what was released since the last commit
+                if self.clock.real_seconds(now - flushed) >= FLUSH_EVERY_S:
+                    runtime.flush()  # idle: commit what was released since the last commit
+                    flushed = now
                 self._wait(runtime, runtime.next_wakeup(now), now)
             runtime.flush()
         except BaseException as exc:  # surfaced in the caller

@@ -98,3 +98,21 @@ def test_a_crash_inside_a_run_leaves_a_verified_prefix(tmp_path: Path) -> None:
     assert kept == _documents(reference)[: len(kept)]  # a prefix of the same run
     assert 0 < len(kept) <= acknowledged  # the staged tail is what was lost
     reference.close()
+
+
+def test_acknowledgements_turn_write_behind_off(tmp_path: Path) -> None:
+    from mwp_local.campaign.acks import parse_acks, record_acknowledgements
+
+    sandbox = Sandbox(tmp_path / "s", SAMPLES / "learn.toml")
+    lines: list[str] = []
+    staged: list[int] = []
+
+    def write(line: str) -> None:  # when an ACK is written, nothing may be waiting
+        staged.append(sandbox.log.store.staged)  # type: ignore[attr-defined]
+        lines.append(line)
+
+    record_acknowledgements(sandbox.log, write)
+    summary = sandbox.run()
+    assert summary.finished and len(parse_acks(lines)) == summary.steps
+    assert set(staged) == {0}
+    sandbox.close()
