@@ -32,10 +32,12 @@ It must not parse manifests or decide who may read what (``manifests``, ``isolat
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import tempfile
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -62,6 +64,10 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 #: Content of at least this size is hashed with BLAKE3's multithreaded mode.
 _THREADED_FROM = 4 * CHUNK_SIZE
 _RULE = "§13.1 verify the content hash when retrieving an Artifact"
+#: ``get`` reads content up to this size in one call (it returns it whole anyway) ...
+WHOLE_READ_MAX = 256 * CHUNK_SIZE
+#: ... and hashes content from this size with SHA-256 and BLAKE3 side by side.
+_PARALLEL_FROM = 4 * CHUNK_SIZE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +136,27 @@ def _chunks(source: IO[bytes]) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def _missing(ref: BlobRef, name: str | None) -> ArtifactIntegrityError:
+    return ArtifactIntegrityError(
+        ref.sha256,
+        "blob-missing",
+        f"its blob {ref.b3[:2]}/{ref.b3} is gone",
+        name=name,
+        details={"b3": ref.b3},
+    )
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _side_pool() -> ThreadPoolExecutor:
+    """One helper thread that computes SHA-256 while the caller computes BLAKE3."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mwp-blob-hash")
+    return _POOL
 
 
 def _fsync_dir(path: Path) -> None:
@@ -210,9 +237,15 @@ class BlobStore:
         try:
             with os.fdopen(fd, "wb") as out:
                 for chunk in chunks:
-                    sha.update(chunk)
-                    b3.update(chunk)
-                    out.write(chunk)
+                    if len(chunk) >= _PARALLEL_FROM:  # SHA-256 beside BLAKE3 and the write
+                        done = _side_pool().submit(sha.update, chunk)
+                        b3.update(chunk)
+                        out.write(chunk)
+                        done.result()
+                    else:
+                        sha.update(chunk)
+                        b3.update(chunk)
+                        out.write(chunk)
                     size += len(chunk)
                 out.flush()
                 if self.durable:
@@ -295,13 +328,7 @@ class BlobStore:
         try:
             handle = self.blob_path(ref.b3).open("rb")
         except OSError:
-            raise ArtifactIntegrityError(
-                sha256,
-                "blob-missing",
-                f"its blob {ref.b3[:2]}/{ref.b3} is gone",
-                name=name,
-                details={"b3": ref.b3},
-            ) from None
+            raise _missing(ref, name) from None
         return BlobReader(handle, ref, name=name)
 
     def get(self, sha256: str, *, name: str | None = None) -> bytes:
@@ -310,11 +337,21 @@ class BlobStore:
         For large Artifacts prefer :meth:`copy_to` or :meth:`open`. ``name`` (the Artifact ID,
         say) is put into the error so that a refusal names the Artifact.
         """
-        buffer = bytearray()
-        with self.open(sha256, name=name) as reader:
-            for chunk in reader:
-                buffer += chunk
-        return bytes(buffer)
+        ref = self.ref(sha256, name=name)
+        if ref.size > WHOLE_READ_MAX:  # stream it, never holding more than one chunk extra
+            buffer = bytearray()
+            with self.open(sha256, name=name) as reader:
+                for chunk in reader:
+                    buffer += chunk
+            return bytes(buffer)
+        try:
+            with self.blob_path(ref.b3).open("rb") as handle:
+                content = handle.read(ref.size + 1)  # one byte more proves the end
+        except OSError:
+            raise _missing(ref, name) from None
+        reader = BlobReader(io.BytesIO(), ref, name=name)
+        reader.check_whole(content)
+        return content
 
     def verify(self, sha256: str, *, name: str | None = None) -> BlobRef:
         """Re-hash the stored content (streaming) and return its reference, or raise."""
@@ -412,6 +449,27 @@ class BlobReader:
                 f"the stored file is truncated ({self._seen} of {self.ref.size} bytes)",
             )
         return chunk
+
+    def check_whole(self, content: bytes) -> None:
+        """Verify ``content``, read whole (with at most one byte past the indexed size), as
+        ``read`` would have chunk by chunk: size first, then both digests (computed side by
+        side for large content: hashlib and BLAKE3 both release the GIL)."""
+        if len(content) > self.ref.size:
+            self._fail("size-mismatch", "the stored file is longer than the content it indexes")
+        if len(content) < self.ref.size:
+            self._fail(
+                "size-mismatch",
+                f"the stored file is truncated ({len(content)} of {self.ref.size} bytes)",
+            )
+        if len(content) >= _PARALLEL_FROM:
+            sha = _side_pool().submit(self._sha.update, content)
+            self._b3.update(content)
+            sha.result()
+        else:
+            self._sha.update(content)
+            self._b3.update(content)
+        self._seen = len(content)
+        self._finish()
 
     def _finish(self) -> None:
         sha = "sha256:" + self._sha.hexdigest()
