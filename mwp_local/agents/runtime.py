@@ -97,6 +97,7 @@ class AgentRuntime:
     #: traffic of other WorkItems.
     _refused: dict[str, str] = field(default_factory=dict)
     _position: int = field(default=0, init=False)
+    _observed: tuple[Any, Observer | None] = field(default=(None, None), init=False)
     _pending: list[InboxRow] = field(default_factory=list, init=False)
     _moved: set[str] = field(default_factory=set, init=False)
     _queues: dict[str, tuple[QueueRow, ...]] = field(default_factory=dict, init=False)
@@ -129,12 +130,20 @@ class AgentRuntime:
     def _sign(self, profile: str, document: dict[str, Any]) -> dict[str, Any]:
         return self.org.sign(profile, self.member, document)
 
+    def _observer(self) -> Observer | None:
+        """The policy if it observes Events (the Protocol check is slow: done once per
+        policy)."""
+        policy = self.policy
+        if policy is not self._observed[0]:
+            self._observed = (policy, policy if isinstance(policy, Observer) else None)
+        return self._observed[1]
+
     # ------------------------------------------------------------------ delivery
 
     def deliver(self, events: list[dict[str, Any]]) -> int:
         """Receive Events (any order, duplicates allowed); fold the releasable ones."""
         released = 0
-        observer = self.policy if isinstance(self.policy, Observer) else None
+        observer = self._observer()
         for event in events:
             for ready in self.inbox.offer(event):
                 self._fold(ready, observer)
@@ -240,7 +249,7 @@ class AgentRuntime:
 
     def _restore(self, local: LocalStore) -> None:
         snapshot = local.load()
-        observer = self.policy if isinstance(self.policy, Observer) else None
+        observer = self._observer()
         for row in snapshot.events:
             event = parse_strict(row.document)
             evolve(self.replica, event)
