@@ -110,6 +110,23 @@ def test_format_utc_round_trips() -> None:
         assert is_utc_z(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-01-01T00:00:00Z",
+        "2026-01-01T00:00:00.5Z",
+        "2026-01-01T00:00:00.000001Z",
+        "2026-01-01T00:00:00.1234567Z",
+        "2026-01-01T00:00:00.9999999999+05:30",
+        "1969-12-31T23:59:59.9999995Z",
+        "0001-01-01T00:00:00.0000009-01:00",
+    ],
+)
+def test_epoch_micros_is_the_exact_instant_rounded_down(text: str) -> None:
+    stamp = parse_timestamp(text)
+    assert stamp.epoch_micros == int(stamp.instant * 1_000_000 // 1)
+
+
 @pytest.mark.parametrize("data", [b"", b"\x00", b"\xff\xfe", b"abc", bytes(range(64))])
 def test_base64url_round_trips(data: bytes) -> None:
     assert b64url_decode(b64url_encode(data)) == data

@@ -142,6 +142,21 @@ class AdmissionInputs:
     #: WorkItem → its failed attempts, and the WorkItems failed for good (from Events).
     failures: Mapping[str, int] = field(default_factory=dict)
     given_up: Set[str] = frozenset()
+    #: The other WorkItems this Worker owns queued, active or blocked, if the Worker keeps them
+    #: indexed (in the replica's order); ``None``: found by scanning ``state``.
+    owned: tuple[WorkItemRecord, ...] | None = None
+
+
+def _owned(inputs: AdmissionInputs) -> list[WorkItemRecord]:
+    """The other WorkItems the Worker owns queued, active or blocked (a scan of the state)."""
+    return [
+        i
+        for i in inputs.state.work_items.values()
+        if i.owner is not None
+        and i.owner["agentId"] == inputs.agent_id
+        and i.state in (W.QUEUED, W.ACTIVE, W.BLOCKED)
+        and i.work_item_id != inputs.item.work_item_id
+    ]
 
 
 def admit(inputs: AdmissionInputs) -> Admission:
@@ -155,14 +170,7 @@ def admit(inputs: AdmissionInputs) -> Admission:
             details[str(reason)] = detail
 
     item, state = inputs.item, inputs.state
-    owned = [
-        i
-        for i in state.work_items.values()
-        if i.owner is not None
-        and i.owner["agentId"] == inputs.agent_id
-        and i.state in (W.QUEUED, W.ACTIVE, W.BLOCKED)
-        and i.work_item_id != item.work_item_id
-    ]
+    owned = list(inputs.owned) if inputs.owned is not None else _owned(inputs)
     # queue capacity and concurrency
     if inputs.max_concurrency < 1:
         no(DeclineReason.CAPACITY, "no execution slot is declared")

@@ -28,8 +28,27 @@ def deadline_pressure(work: QueuedWork, now_us: int, config: SchedulerConfig) ->
     if work.deadline_us is None:
         return _ZERO
     slack = work.deadline_us - now_us - work.estimated_duration_us
-    pressure = _ONE - Fraction(slack, config.deadline_horizon_us)
-    return min(_ONE, max(_ZERO, pressure))
+    horizon = config.deadline_horizon_us
+    if slack >= horizon:  # the clamped ends need no fraction
+        return _ZERO
+    if slack <= 0:
+        return _ONE
+    return Fraction(horizon - slack, horizon)
+
+
+def _pressure_float(work: QueuedWork, now_us: int, config: SchedulerConfig) -> float:
+    """``float(deadline_pressure(...))`` without building a fraction: integer true division is
+    correctly rounded, as the conversion of the reduced fraction is, so both give the same
+    float."""
+    if work.deadline_us is None:
+        return 0.0
+    slack = work.deadline_us - now_us - work.estimated_duration_us
+    horizon = config.deadline_horizon_us
+    if slack >= horizon:
+        return 0.0
+    if slack <= 0:
+        return 1.0
+    return (horizon - slack) / horizon
 
 
 def within_group_score(work: QueuedWork, now_us: int, config: SchedulerConfig) -> float:
@@ -39,7 +58,7 @@ def within_group_score(work: QueuedWork, now_us: int, config: SchedulerConfig) -
         config.urgency_points * work.urgency.rank
         + config.class_points * min(work.priority_class, config.max_priority_class)
         + config.impact_points * min(work.business_impact_rank, config.max_impact_rank)
-        + config.deadline_points * float(deadline_pressure(work, now_us, config))
+        + config.deadline_points * _pressure_float(work, now_us, config)
         + config.aging_points_per_s * waited_s
     )
 
@@ -54,7 +73,12 @@ def within_group_key(
 def cross_group_lead(work: QueuedWork, now_us: int, config: SchedulerConfig) -> Fraction:
     """The virtual-time lead the Group's head item gives it over other Groups (0..L_max)."""
     lead = config.class_lead_us * min(work.priority_class, config.max_priority_class)
-    lead_exact = lead + config.deadline_lead_us * deadline_pressure(work, now_us, config)
+    pressure = deadline_pressure(work, now_us, config)
+    if pressure.denominator == 1:  # no pressure, or full pressure: whole microseconds
+        return Fraction(
+            min(config.max_lead_us, lead + config.deadline_lead_us * pressure.numerator)
+        )
+    lead_exact = lead + config.deadline_lead_us * pressure
     return min(Fraction(config.max_lead_us), lead_exact)
 
 

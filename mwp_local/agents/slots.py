@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..authority.tokens import CapabilityToken
+from .scheduler_model import Slot
 
 #: Simulated set-up time during which running work is not at a safe point (§11.3).
 SETUP_US = 60_000_000
@@ -135,6 +136,23 @@ class Execution:
     preempt: bool = False
     #: The completion instant last reported (disclosure or progress), to spot material changes.
     reported_completion_us: int | None = None
+    #: The slot as the Scheduler sees it, before and after its safe point (``scheduler_slot``).
+    _as_slot: dict[bool, Slot] = field(default_factory=dict, repr=False, compare=False)
+
+    def scheduler_slot(self, now_us: int) -> Slot:
+        """This slot as the Scheduler is told about it at ``now_us`` (an immutable value that
+        changes only when the work reaches its safe point, so each is built once)."""
+        safe = self.at_safe_point(now_us)
+        slot = self._as_slot.get(safe)
+        if slot is None:
+            slot = self._as_slot[safe] = Slot(
+                slot_id=self.slot_id,
+                work_item_id=self.work_item_id,
+                group_id=self.group_id,
+                started_us=self.started_us,
+                at_safe_point=safe,
+            )
+        return slot
 
     def at_safe_point(self, now_us: int) -> bool:
         """Past its set-up phase, the simulated work can checkpoint safely and idempotently."""

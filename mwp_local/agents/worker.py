@@ -66,6 +66,8 @@ from .worker_execution import (
 )
 
 W = WorkItemState
+#: The states of a WorkItem a Worker holds (owns and still has to run or resume).
+_HELD = frozenset((W.QUEUED, W.ACTIVE, W.BLOCKED))
 
 __all__ = ["DECLINE_SCHEMA", "LEASE_SECONDS", "SETUP_US", "Execution", "WorkerPolicy"]
 
@@ -109,13 +111,32 @@ class WorkerPolicy:
     #: Ready-Group set at dispatch → Group → service given (µs): the fairness the slots saw.
     service: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
     _ready_at_dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Indexes kept by ``observe`` so a decision costs what this Worker holds, not what the
+    #: Organization holds (see ``_reindex``): owned WorkItems queued, active or blocked; pending
+    #: offers addressed to this Worker and not answered; the order in which the replica first
+    #: held each WorkItem (its order in ``state.work_items``, which decisions iterate in).
+    _held: set[str] = field(default_factory=set)
+    _open_offers: set[str] = field(default_factory=set)
+    _order: dict[str, int] = field(default_factory=dict)
+    #: Each slot as the Scheduler sees it when free (immutable values, built once).
+    _free_slots: list[Slot] = field(default_factory=list)
 
     # ------------------------------------------------------------------ reading the view
 
-    def _mine(self, view: View) -> list[WorkItemRecord]:
-        return [
-            i for i in view.state.work_items.values() if i.owner and i.owner["agentId"] == view.me
-        ]
+    def _mine_held(self, view: View) -> list[WorkItemRecord]:
+        """The owned WorkItems queued, active or blocked, in the replica's order (the index)."""
+        me = view.me
+        items = view.state.work_items
+        out = []
+        for wid in sorted(self._held, key=self._order.__getitem__):
+            item = items[wid]
+            if item.state in _HELD and item.owner and item.owner["agentId"] == me:
+                out.append(item)
+        return out
+
+    def _mine_queued(self, view: View) -> list[WorkItemRecord]:
+        """The owned WorkItems in state QUEUED, in the replica's order."""
+        return [item for item in self._mine_held(view) if item.state is W.QUEUED]
 
     def _estimate_us(self, item: WorkItemRecord) -> int:
         base = self.durations.get(item.work_item_id, 600) * 1_000_000
@@ -149,9 +170,13 @@ class WorkerPolicy:
     # ------------------------------------------------------------------ Events
 
     def observe(self, view: View, event: dict[str, Any]) -> None:
-        """Remember what must survive a restart: answered offers and failure times."""
+        """Remember what must survive a restart: answered offers and failure times; keep the
+        indexes of owned and offered WorkItems."""
         kind = event["kind"]
         payload = event.get("payload", {})
+        work_item_id = _work_item_of(payload)
+        if work_item_id is not None:
+            self._reindex(view, work_item_id)
         if kind == "work.failed":
             wid = payload["workItemId"]
             self.failed_at[wid] = parse_timestamp(event["occurredAt"]).epoch_micros
@@ -167,6 +192,35 @@ class WorkerPolicy:
                     offer_id = part.get("data", {}).get("offerId")
                     if isinstance(offer_id, str):
                         self.answered.add(offer_id)
+
+    def _reindex(self, view: View, work_item_id: str) -> None:
+        """Bring the indexes up to date for one WorkItem, from the replica as it is now.
+
+        Correct because every reducer that writes a WorkItem or one of its offers does so for
+        the WorkItem its Event's payload names (``workItemId``, or ``workItem`` when it is
+        created), and ``observe`` sees each Event right after it is folded, replays included: a
+        restarted Worker rebuilds the same indexes. Each index may hold a little more than it
+        should (an offer answered since, an item no longer queued); decisions check every
+        condition again, so only a missing entry could change behaviour.
+        """
+        item = view.state.work_items.get(work_item_id)
+        if item is None:
+            self._held.discard(work_item_id)
+            return
+        self._order.setdefault(work_item_id, len(self._order))
+        me = view.me
+        if item.state in _HELD and item.owner and item.owner["agentId"] == me:
+            self._held.add(work_item_id)
+        else:
+            self._held.discard(work_item_id)
+        for offer_id in item.offer_ids:
+            offer = view.state.offers.get(offer_id)
+            if offer is None or offer.agent_id != me:
+                continue
+            if offer.status == "pending" and offer_id not in self.answered:
+                self._open_offers.add(offer_id)
+            else:
+                self._open_offers.discard(offer_id)
 
     # ------------------------------------------------------------------ decide
 
@@ -214,14 +268,18 @@ class WorkerPolicy:
             not_before_us=self._not_before(item),
             failures=self.failures,
             given_up=self.given_up,
+            owned=tuple(i for i in self._mine_held(view) if i.work_item_id != item.work_item_id),
         )
 
     def _answer_offers(self, view: View, now_us: int) -> list[Intent]:
+        """Answer the pending offers addressed to this Worker (by offer ID, from the index)."""
         out = []
-        for offer in sorted(view.state.offers.values(), key=lambda o: o.offer_id):
-            if offer.agent_id != view.me or offer.status != "pending":
+        for offer_id in sorted(self._open_offers):
+            offer = view.state.offers[offer_id]
+            if offer.status != "pending" or offer_id in self.answered:
+                self._open_offers.discard(offer_id)  # for good: neither comes back
                 continue
-            if offer.offer_id in self.answered or offer.expires_us <= now_us:
+            if offer.agent_id != view.me or offer.expires_us <= now_us:
                 continue
             item = view.state.work_items[offer.work_item_id]
             if item.state is not W.OFFERED or offer.contract_version != item.contract_version:
@@ -305,22 +363,15 @@ class WorkerPolicy:
 
     def _slots(self, now_us: int) -> list[Slot]:
         running = {e.slot_id: e for e in self.slots.values()}
+        if len(self._free_slots) != self.max_concurrency:
+            self._free_slots = [Slot(slot_id=f"slot-{n}") for n in range(self.max_concurrency)]
         out = []
-        for n in range(self.max_concurrency):
-            slot_id = f"slot-{n}"
+        for free in self._free_slots:
+            slot_id = free.slot_id
             if slot_id in running:
-                e = running[slot_id]
-                out.append(
-                    Slot(
-                        slot_id=slot_id,
-                        work_item_id=e.work_item_id,
-                        group_id=e.group_id,
-                        started_us=e.started_us,
-                        at_safe_point=e.at_safe_point(now_us),
-                    )
-                )
+                out.append(running[slot_id].scheduler_slot(now_us))
             else:  # free, or reserved by a pending Dispatch (the Scheduler counts it taken)
-                out.append(Slot(slot_id=slot_id))
+                out.append(free)
         return out
 
     def _forget_lost_slots(self, view: View, now_us: int) -> None:
@@ -351,8 +402,8 @@ class WorkerPolicy:
         eligible: set[str] = set()
         groups: set[str] = set()
         spent = []
-        for item in self._mine(view):
-            if item.state is not W.QUEUED or item.work_item_id in self.slots:
+        for item in self._mine_queued(view):
+            if item.work_item_id in self.slots:
                 continue
             lease = view.state.leases.get(item.ownership_lease_id or "")
             if lease is None or not lease.live_at(now_us):
@@ -549,7 +600,7 @@ class WorkerPolicy:
             now_us,
             max_slots=self.max_concurrency,
             active=len(self.slots) + len(self.pending_starts),
-            queued=sum(1 for i in self._mine(view) if i.state is W.QUEUED),
+            queued=len(self._mine_queued(view)),
             capabilities=self.capabilities,
             unavailable=self.unavailable_capabilities,
         )
@@ -566,11 +617,21 @@ class WorkerPolicy:
             for t in (slot.checkpoint_at_us, slot.fail_at_us, slot.block_at_us):
                 if t is not None:
                     times.append(t)
-        for item in self._mine(view):
-            if item.state is W.QUEUED and (not_before := self._not_before(item)) is not None:
+        for item in self._mine_queued(view):
+            if (not_before := self._not_before(item)) is not None:
                 times.append(not_before)
         future = [t for t in times if t > now_us]
         return min(future) if future else None
+
+
+def _work_item_of(payload: Any) -> str | None:
+    """The WorkItem an Event's payload names (``workItemId``, or the created ``workItem``)."""
+    if not isinstance(payload, dict):
+        return None
+    work_item_id = payload.get("workItemId")
+    if work_item_id is None and isinstance(payload.get("workItem"), dict):
+        work_item_id = payload["workItem"].get("workItemId")
+    return work_item_id if isinstance(work_item_id, str) else None
 
 
 def _seconds(micros: int) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 _RFC3339 = re.compile(
@@ -38,6 +38,10 @@ class Timestamp:
 
     text: str
     instant: Fraction
+    #: The instant in whole microseconds since the Unix epoch (rounded down), worked out once
+    #: with integers when the text is parsed (``instant`` stays the exact value; this is derived
+    #: from it and takes no part in equality or hashing).
+    epoch_micros: int = field(compare=False, repr=False)
 
     def __lt__(self, other: Timestamp) -> bool:
         return self.instant < other.instant
@@ -54,11 +58,6 @@ class Timestamp:
     def same_instant(self, other: Timestamp) -> bool:
         """Whether both denote the same instant, whatever their spelling."""
         return self.instant == other.instant
-
-    @property
-    def epoch_micros(self) -> int:
-        """The instant in whole microseconds since the Unix epoch (rounded down)."""
-        return int(self.instant * 1_000_000 // 1)
 
 
 def parse_timestamp(text: object) -> Timestamp:
@@ -97,11 +96,22 @@ def _parse_text(text: str) -> Timestamp:
         if oh > 23 or om > 59:
             raise ValueError(f"{text!r}: offset out of range")
         offset_seconds = (oh * 3600 + om * 60) * (1 if offset[0] == "+" else -1)
-    fraction = m["fraction"]
+    fraction = m["fraction"] or ""
     frac = Fraction(int(fraction), 10 ** len(fraction)) if fraction else Fraction(0)
     days = ordinal - _UNIX_EPOCH_ORDINAL
     seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_seconds
-    return Timestamp(text=text, instant=Fraction(seconds) + frac)
+    return Timestamp(
+        text=text,
+        instant=Fraction(seconds) + frac,
+        epoch_micros=seconds * 1_000_000 + _fraction_micros(fraction),
+    )
+
+
+def _fraction_micros(digits: str) -> int:
+    """Whole microseconds in a fraction of a second written as decimal ``digits`` (rounded
+    down): the first six digits, padded with zeros. Exact, since the fraction is never
+    negative: ``floor(0.d1d2...dn * 10**6)`` is the integer ``d1..d6``."""
+    return int((digits + "000000")[:6])
 
 
 def is_timestamp(text: object) -> bool:
@@ -125,13 +135,22 @@ def format_utc(epoch_micros: int) -> str:
     nothing when it is a whole second; the result always parses back to the same instant.
     """
     seconds, micros = divmod(epoch_micros, 1_000_000)
-    moment = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
-    text = (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
-        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
-    )
+    days, second_of_day = divmod(seconds, 86_400)
+    hour, rest = divmod(second_of_day, 3600)
+    minute, second = divmod(rest, 60)
+    text = f"{_date_text(days)}T{hour:02d}:{minute:02d}:{second:02d}"
     if micros == 0:
         return text + "Z"
     if micros % 1000 == 0:
         return f"{text}.{micros // 1000:03d}Z"
     return f"{text}.{micros:06d}Z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _date_text(days: int) -> str:
+    """``YYYY-MM-DD`` of the day ``days`` after 1970-01-01 (a simulation spans few days)."""
+    ordinal = _UNIX_EPOCH_ORDINAL + days
+    if not 1 <= ordinal <= _dt.date.max.toordinal():
+        raise OverflowError("date value out of range")
+    day = _dt.date.fromordinal(ordinal)
+    return f"{day.year:04d}-{day.month:02d}-{day.day:02d}"
