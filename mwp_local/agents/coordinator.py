@@ -23,36 +23,43 @@ Ports the driver may inject: ``content``, a verified Artifact content source (th
 ``BlobStore``) for the review. Released Events arrive through ``observe`` (the runtime calls it):
 the outcomes they show feed the reliability Evidence of later offers. Everything else comes from
 the view. At most ``max_intents`` Intents are returned per decision (only the first is sent).
+
+A decision runs on every step, so it reads the view through indexes (``coordinator_index``)
+instead of scanning every WorkItem: each Mission's WorkItems and the facts of their contracts,
+and an ``Agenda`` of the WorkItems that may need an action (most are verified or wait for
+their dependencies). What one decision reads several times (each Agent's owned work, open
+offers and availability) is computed once per decision (``_Decision``). The Intents, their
+order and the bookkeeping done while producing them are exactly those of a full scan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
 from ..artifacts.checks import CheckRegistry, ContentSource
-from ..authority.model import MissionRecord, WorkItemRecord
+from ..authority.model import MissionRecord, OfferRecord, WorkItemRecord
 from ..authority.pipeline import Outcome
 from ..protocol.tables import MissionState, WorkItemState
-from ..protocol.timestamps import parse_timestamp
 from ..sim.mission_file import MissionSpec
 from . import coordinator_handover as handover
 from . import coordinator_plan as plan
 from .base import Intent, View
-from .contracts import ambiguities, clarified, dependency_policy, review_of
+from .contracts import ambiguities, clarified, dependency_policy
+from .coordinator_index import Agenda, Due, MissionItems, OpenOffers, epoch_us
 from .coordinator_offers import (
     OfferBook,
+    Roster,
     choose,
     offer_intent,
     offered_to_agent,
     owned_by_agent,
-    pending_offers,
     rank,
 )
 from .coordinator_review import ReviewBook, coordinator_checks, review
-from .dag import dependencies_satisfied
+from .dag import accepted_states
 from .naming import agent_id, group_id, mission_id, short
 
 W = WorkItemState
@@ -60,7 +67,45 @@ _OWNED = (W.QUEUED, W.ACTIVE, W.BLOCKED)
 
 
 def _issued_us(lease: Any) -> int:
-    return parse_timestamp(lease.last_renewed_at or lease.issued_at).epoch_micros
+    return epoch_us(lease.last_renewed_at or lease.issued_at)
+
+
+@dataclass
+class _Decision:
+    """What one ``decide`` reads from the view more than once, computed at most once (the view
+    does not change while the policy decides)."""
+
+    view: View
+    now_us: int
+    open_offers: OpenOffers
+    _owned: dict[str, list[WorkItemRecord]] | None = None
+    _offered: dict[str, int] | None = None
+    _pending: dict[str, list[OfferRecord]] | None = None
+    #: What ranking reads about the Agents (depends on the view and ``now_us`` only).
+    roster: Roster = field(default_factory=Roster)
+
+    @property
+    def owned(self) -> dict[str, list[WorkItemRecord]]:
+        """``owned_by_agent`` of the view."""
+        if self._owned is None:
+            self._owned = owned_by_agent(self.view)
+        return self._owned
+
+    def pending_of(self, work_item_id: str) -> list[OfferRecord]:
+        """The WorkItem's offers whose status is ``pending`` (expired or not), by offer ID."""
+        if self._pending is None:
+            self._pending = {}
+            for offer in self.open_offers.pending(self.view.state):
+                self._pending.setdefault(offer.work_item_id, []).append(offer)
+        return self._pending.get(work_item_id, [])
+
+    @property
+    def offered(self) -> dict[str, int]:
+        """``offered_to_agent`` of the view at ``now_us``."""
+        if self._offered is None:
+            pending = self.open_offers.pending(self.view.state)
+            self._offered = offered_to_agent(self.view, self.now_us, pending)
+        return self._offered
 
 
 @dataclass
@@ -76,12 +121,23 @@ class CoordinatorPolicy:
     reviews: ReviewBook = field(default_factory=ReviewBook)
     plans: plan.PlanBook = field(default_factory=plan.PlanBook)
     handovers: handover.HandoverBook = field(default_factory=handover.HandoverBook)
+    #: Each Mission's WorkItems and their contract facts (see ``coordinator_index``).
+    index: MissionItems = field(default_factory=MissionItems, init=False, repr=False)
+    #: The replica's pending offers (see ``coordinator_index``).
+    open_offers: OpenOffers = field(default_factory=OpenOffers, init=False, repr=False)
+    #: Mission spec id → its plan for the current number of rework rounds.
+    _planned: dict[str, plan.Planned] = field(default_factory=dict, init=False, repr=False)
+    #: Mission spec id → the plan its agenda was made for, and the agenda.
+    _agendas: dict[str, tuple[plan.Planned, Agenda]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    #: The decision being made (None between decisions).
+    _now: _Decision | None = field(default=None, init=False, repr=False)
 
     # ------------------------------------------------------------------ reading the view
 
     def _items(self, view: View, spec: MissionSpec) -> dict[str, WorkItemRecord]:
-        mid = mission_id(spec.id)
-        return {w.work_item_id: w for w in view.state.work_items.values() if w.mission_id == mid}
+        return self.index.items(view.state, mission_id(spec.id))
 
     def _owner_live(self, view: View, item: WorkItemRecord, now_us: int) -> bool:
         if item.owner is None:
@@ -103,7 +159,27 @@ class CoordinatorPolicy:
 
     def decide(self, view: View, now_us: int) -> list[Intent]:
         """Everything this Coordinator wants to do now, most urgent first."""
-        return list(islice(self._decisions(view, now_us), self.max_intents))
+        self._now = _Decision(view, now_us, self.open_offers)
+        try:
+            return list(islice(self._decisions(view, now_us), self.max_intents))
+        finally:
+            self._now = None
+
+    def _decision(self, view: View, now_us: int) -> _Decision:
+        """The current decision's shared reads (a fresh one outside ``decide``)."""
+        now = self._now
+        if now is None or now.view is not view or now.now_us != now_us:
+            return _Decision(view, now_us, self.open_offers)
+        return now
+
+    def _plan_of(self, spec: MissionSpec) -> plan.Planned:
+        """The Mission's planned WorkItems for its current number of rework rounds."""
+        rework = self.plans.rework.get(spec.id, 0)
+        known = self._planned.get(spec.id)
+        if known is None or known.spec is not spec or known.rework != rework:
+            known = plan.Planned.of(spec, rework)
+            self._planned[spec.id] = known
+        return known
 
     def _decisions(self, view: View, now_us: int) -> Iterator[Intent]:
         for spec in self.missions:
@@ -182,10 +258,13 @@ class CoordinatorPolicy:
             # the human requested changes: plan corrective WorkItems (§7.3), keep the old ones
             self.plans.replanned_for[spec.id] = mission.submitted_revision
             self.observe_changes_requested(spec.id)
-        works = plan.planned(spec, self.plans.rework.get(spec.id, 0))
-        owned = owned_by_agent(view)
+        planned = self._plan_of(spec)
+        works = planned.works
+        owned = self._decision(view, now_us).owned
+        agenda = self._agenda_of(spec, planned)
+        agenda.update(items, self.index)
         # reviews and results first: they free Workers and unblock dependents
-        for wid in sorted(items):
+        for wid in sorted(agenda.submitted):
             item = items[wid]
             if item.state is W.SUBMITTED:
                 intent = review(
@@ -196,25 +275,56 @@ class CoordinatorPolicy:
                     content=self.content,
                     checks=self.checks,
                     book=self.reviews,
-                    reviewer=self._reviewer(spec, item),
+                    reviewer=self._reviewer(planned, item),
                     deadline=mission.deadline,
                 )
                 if intent is not None:
                     yield intent
-        yield from plan.authorizations(spec, works, items, mission, self.start_us)
+        pending = planned.unauthorized(items)
+        yield from plan.authorizations(spec, pending, items, mission, self.start_us)
         yield from plan.proposal_intents(view, spec, mission, items, self.plans)
-        by_id = {w.id: w for w in works}
-        for wid in sorted(items):
+        by_id = planned.by_id
+        for wid in agenda.due(now_us):  # the others are idle: ``_advance`` would do nothing
             intent = self._advance(view, spec, by_id, items[wid], items, owned, now_us)
             if intent is not None:
                 yield intent
-        submit = plan.submission(spec, works, items)
+        submit = plan.submission(spec, works, items, planned.ids)
         if submit is not None:
             yield submit
 
-    def _reviewer(self, spec: MissionSpec, item: WorkItemRecord) -> str | None:
-        work = spec.work_spec(short(item.work_item_id))
+    def _reviewer(self, planned: plan.Planned, item: WorkItemRecord) -> str | None:
+        work = planned.declared.get(short(item.work_item_id))
         return agent_id(work.reviewed_by) if work and work.reviewed_by else None
+
+    def _agenda_of(self, spec: MissionSpec, planned: plan.Planned) -> Agenda:
+        """The Mission's agenda for its current plan (a new plan classifies everything)."""
+        known = self._agendas.get(spec.id)
+        if known is None or known[0] is not planned:
+            by_id = planned.by_id
+            known = (planned, Agenda(lambda item, items: self._due(by_id, item, items)))
+            self._agendas[spec.id] = known
+        return known[1]
+
+    def _due(
+        self, works: dict[str, Any], item: WorkItemRecord, items: Mapping[str, WorkItemRecord]
+    ) -> Due:
+        """When ``_advance`` may act on ``item``: ``IDLE`` when it would do nothing (no Intent,
+        no bookkeeping) until the WorkItem or one of its dependencies changes, ``WAIT`` when
+        only its deadline may make it act (open, dependencies not satisfied), else ``ACT``.
+        Must follow ``_advance`` exactly; it depends on nothing but the records given."""
+        state = item.state
+        if state is W.OFFERED or state is W.FAILED:
+            return Due.ACT
+        facts = self.index.facts(item)
+        if facts.accepted is None:
+            return Due.ACT  # an unknown dependency policy: ``_advance`` raises
+        work = works.get(short(item.work_item_id))
+        if work is not None and work.child is not None:
+            child = state is W.OPEN and item.child_mission_id is None and facts.satisfied(items)
+            return Due.ACT if child else Due.IDLE
+        if state is W.OPEN:
+            return Due.ACT if facts.satisfied(items) else Due.WAIT
+        return Due.ACT if state in _OWNED and item.owner is not None else Due.IDLE
 
     def _advance(
         self,
@@ -227,17 +337,13 @@ class CoordinatorPolicy:
         now_us: int,
     ) -> Intent | None:
         work = works.get(short(item.work_item_id))
-        eligible = dependencies_satisfied(
-            item.dependencies,
-            lambda d: items[d].state if d in items else None,
-            dependency_policy(item.contract),
-        )
+        facts = self.index.facts(item)
+        if facts.accepted is None:
+            accepted_states(dependency_policy(item.contract))  # raises DependencyPolicyError
+        eligible = facts.satisfied(items)
         if work is not None and work.child is not None:
             return plan.create_child(spec, work, item, self.start_us) if eligible else None
-        if (
-            item.state in (W.OPEN, W.OFFERED, W.FAILED)
-            and now_us >= parse_timestamp(item.contract["deadline"]).epoch_micros
-        ):
+        if item.state in (W.OPEN, W.OFFERED, W.FAILED) and now_us >= facts.deadline_us:
             return self._give_up(item, f"missed its deadline {item.contract['deadline']}")
         if item.state is W.FAILED:
             if item.work_item_id in self.plans.permanent:
@@ -251,11 +357,12 @@ class CoordinatorPolicy:
             question = self._question(view, item)
             if question is not None:
                 return self._answer(view, spec, work, item, owned, now_us, question)
-            for offer in (view.state.offers[o] for o in item.offer_ids):
-                if offer.status == "pending" and offer.expires_us <= now_us:
+            pending = self._decision(view, now_us).pending_of(item.work_item_id)
+            for offer in pending:
+                if offer.expires_us <= now_us:
                     self.offers.exclude(item.work_item_id, offer.agent_id)  # silence: move on
             excluded = self.offers.excluded.get(item.work_item_id, set())
-            if not [o for o in pending_offers(view, item, now_us) if o.agent_id not in excluded]:
+            if not [o for o in pending if o.expires_us > now_us and o.agent_id not in excluded]:
                 return self._offer(view, spec, work, item, owned, now_us, eligible)
             return None
         if item.state in _OWNED and item.owner is not None:
@@ -284,10 +391,12 @@ class CoordinatorPolicy:
         owned: dict[str, list[WorkItemRecord]],
         now_us: int,
     ) -> list[Any]:
-        target = review_of(item.contract)
+        target = self.index.facts(item).review_target
         only = [target["reviewer"]] if target is not None else None
         exclude = [agent_id(work.reviewed_by)] if work is not None and work.reviewed_by else []
         duration = work.duration_s if work is not None else 600
+
+        decision = self._decision(view, now_us)
 
         def ranked() -> list[Any]:
             return rank(
@@ -297,9 +406,10 @@ class CoordinatorPolicy:
                 self.offers,
                 duration_s=duration,
                 owned=owned,
-                offered=offered_to_agent(view, now_us),
+                offered=decision.offered,
                 exclude=exclude,
                 only=only,
+                roster=decision.roster,
             )
 
         candidates = ranked()
@@ -355,7 +465,7 @@ class CoordinatorPolicy:
 
     def _question(self, view: View, item: WorkItemRecord) -> str | None:
         """The open question a candidate raised about an ambiguous contract (MWP-WRK-002)."""
-        questions = ambiguities(item.contract)
+        questions = self.index.facts(item).questions
         if not questions:
             return None
         candidates = {
@@ -454,6 +564,7 @@ class CoordinatorPolicy:
             for wid in self.offers.restarted_us
             if (due := self.offers.next_round_us(wid)) is not None
         ]
+        pending = self.open_offers.pending(view.state)
         for spec in self.missions:
             for offset in (spec.coordinator_fails_after_s, spec.coordinator_returns_after_s):
                 if offset is not None and short(view.me) == spec.coordinator:
@@ -464,12 +575,10 @@ class CoordinatorPolicy:
             lease = view.state.leases.get(mission.coordinator_lease_id or "")
             if lease is not None and lease.is_active:
                 times.append(lease.expires_us - (lease.expires_us - _issued_us(lease)) // 2)
-            for item in self._items(view, spec).values():
-                times.append(parse_timestamp(item.contract["deadline"]).epoch_micros)
-                for offer_id in item.offer_ids:
-                    offer = view.state.offers[offer_id]
-                    if offer.status == "pending":
-                        times.append(offer.expires_us)
+            items = self._items(view, spec)
+            times.extend(o.expires_us for o in pending if o.work_item_id in items)
+            for item in items.values():
+                times.append(self.index.facts(item).deadline_us)
                 for lease_id in (
                     item.execution_lease_id,
                     item.ownership_lease_id,

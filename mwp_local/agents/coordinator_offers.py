@@ -30,15 +30,17 @@ Pure: everything comes from the view and the book; nothing here performs I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..authority.model import AgentRecord, WorkItemRecord
+from ..authority.model import AgentRecord, OfferRecord, WorkItemRecord
 from ..protocol.tables import WorkItemState
-from ..protocol.timestamps import format_utc, parse_timestamp
+from ..protocol.timestamps import format_utc
 from .base import Intent, View
 from .contracts import DECLINE_SCHEMA
+from .coordinator_index import epoch_us
 from .naming import short
 
 W = WorkItemState
@@ -54,8 +56,9 @@ MAX_EVIDENCE = 12
 _OWNED = (W.QUEUED, W.ACTIVE, W.BLOCKED)
 
 
+@functools.lru_cache(maxsize=4096)
 def version_tuple(text: str) -> tuple[int, ...]:
-    """``"1.2.3-rc1"`` → ``(1, 2, 3)``."""
+    """``"1.2.3-rc1"`` → ``(1, 2, 3)`` (memoized: Agent Cards and contracts repeat a few)."""
     return tuple(int(p) for p in text.split("-", 1)[0].split("+", 1)[0].split(".")[:3])
 
 
@@ -213,10 +216,13 @@ def owned_by_agent(view: View) -> dict[str, list[WorkItemRecord]]:
     return out
 
 
-def offered_to_agent(view: View, now_us: int) -> dict[str, int]:
-    """How many open offers each Agent holds (work it may still accept)."""
+def offered_to_agent(
+    view: View, now_us: int, offers: Iterable[OfferRecord] | None = None
+) -> dict[str, int]:
+    """How many open offers each Agent holds (work it may still accept); ``offers``: the
+    view's offers, or any subset holding all its pending ones."""
     out: dict[str, int] = {}
-    for offer in view.state.offers.values():
+    for offer in view.state.offers.values() if offers is None else offers:
         if offer.status == "pending" and offer.expires_us > now_us:
             out[offer.agent_id] = out.get(offer.agent_id, 0) + 1
     return out
@@ -231,9 +237,40 @@ def availability_us(agent: AgentRecord, owned: Sequence[WorkItemRecord], now_us:
     for item in owned:
         estimate = item.schedule_estimate or {}
         done = estimate.get("estimatedCompletion")
-        ends.append(parse_timestamp(done).epoch_micros if done else now_us + 600_000_000)
+        ends.append(epoch_us(done) if done else now_us + 600_000_000)
     ends.sort()
     return max(now_us, ends[min(busy, len(ends) - 1)])
+
+
+@dataclass
+class Roster:
+    """What ranking reads about the Agents of one view at one instant, memoized across the
+    ``rank`` calls of one decision (pass the same ``Roster`` only while the view, ``owned`` and
+    ``now_us`` stay the same)."""
+
+    #: Agent ID → ``availability_us``.
+    available: dict[str, int] = field(default_factory=dict)
+    #: Required capabilities (ID, version) → the Agents that match them, in table order, with
+    #: their ``capability_matches``.
+    matching: dict[tuple[tuple[str, str], ...], list[tuple[AgentRecord, list[dict[str, str]]]]] = (
+        field(default_factory=dict)
+    )
+
+    def capable(
+        self, agents: Mapping[str, AgentRecord], required: Sequence[Mapping[str, str]]
+    ) -> list[tuple[AgentRecord, list[dict[str, str]]]]:
+        """The Agents of ``agents`` that have every ``required`` capability, and their
+        versions of them (do not mutate)."""
+        key = tuple((c["id"], c["version"]) for c in required)
+        found = self.matching.get(key)
+        if found is None:
+            found = [
+                (agent, matches)
+                for agent in agents.values()
+                if (matches := capability_matches(agent, required)) is not None
+            ]
+            self.matching[key] = found
+        return found
 
 
 def rank(
@@ -247,36 +284,39 @@ def rank(
     offered: Mapping[str, int] | None = None,
     exclude: Iterable[str] = (),
     only: Iterable[str] | None = None,
+    roster: Roster | None = None,
 ) -> list[Candidate]:
-    """Every eligible Worker for ``item``, best first."""
+    """Every eligible Worker for ``item``, best first (``roster``: see ``Roster``)."""
+    roster = Roster() if roster is None else roster
+    memo = roster.available
     required = item.contract["requiredCapabilities"]
     skip = set(exclude) | book.excluded.get(item.work_item_id, set()) | {view.me}
     allowed = set(only) if only is not None else None
     policy = item.contract["retryPolicy"]
     ceiling = float(item.contract["budget"].get("financialLimit", 0))
     out = []
-    for agent in view.state.agents.values():
+    for agent, found in roster.capable(view.state.agents, required):
         if agent.agent_id in skip or agent.session_epoch == 0:
             continue
         if allowed is not None and agent.agent_id not in allowed:
             continue
-        found = capability_matches(agent, required)
-        if found is None:
-            continue
         tracks = [book.track(agent.agent_id, c["id"]) for c in required]
         reliability = min(t.reliability for t in tracks)
         evidence = tuple(dict.fromkeys(e for t in tracks for e in t.evidence))
-        available = availability_us(agent, owned.get(agent.agent_id, ()), now_us)
+        available_us = memo.get(agent.agent_id)
+        if available_us is None:
+            available_us = availability_us(agent, owned.get(agent.agent_id, ()), now_us)
+            memo[agent.agent_id] = available_us
         attempts = min(1 / reliability, float(policy["maxAttempts"]))
         out.append(
             Candidate(
                 agent_id=agent.agent_id,
                 matches=tuple(found),
-                available_us=available,
+                available_us=available_us,
                 reliability=reliability,
                 evidence=evidence,
                 expected_cost=round(ceiling / policy["maxAttempts"] * attempts, 2),
-                score_s=((available - now_us) / 1e6 + duration_s) / reliability,
+                score_s=((available_us - now_us) / 1e6 + duration_s) / reliability,
                 load=(len(owned.get(agent.agent_id, ())) + (offered or {}).get(agent.agent_id, 0))
                 / max(agent.max_concurrency, 1),
             )

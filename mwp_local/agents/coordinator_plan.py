@@ -27,6 +27,7 @@ from ..protocol.timestamps import format_utc, parse_timestamp
 from ..sim.mission_file import MissionSpec, WorkSpec
 from .base import Intent, View
 from .contracts import budget_document, constraints_of, review_of, work_contract
+from .coordinator_index import epoch_us
 from .coordinator_offers import capability_matches
 from .dag import closes_cycle
 from .naming import agent_id, group_id, mission_id, proposal_item_id, short, work_item_id
@@ -58,10 +59,54 @@ class PlanBook:
     permanent: set[str] = field(default_factory=set)
 
 
+def final_works(spec: MissionSpec) -> list[WorkSpec]:
+    """The mission file's WorkItems that nothing depends on (in file order)."""
+    needed = {d for w in spec.work for d in w.depends_on}
+    return [w for w in spec.work if w.id not in needed]
+
+
+@dataclass
+class Planned:
+    """A Mission's planned WorkItems for one number of rework rounds, computed once."""
+
+    spec: MissionSpec
+    rework: int
+    works: list[WorkSpec]
+    #: Short WorkItem ID → its WorkSpec.
+    by_id: dict[str, WorkSpec]
+    #: Short WorkItem ID → the mission file's WorkSpec of that ID (``spec.work_spec``).
+    declared: dict[str, WorkSpec]
+    #: The WorkItem IDs of ``works``.
+    ids: frozenset[str]
+    #: The planned WorkItems not authorized yet, as last seen (WorkItems are never deleted, so
+    #: once authorized a WorkItem leaves this list for good).
+    pending: list[WorkSpec]
+
+    @classmethod
+    def of(cls, spec: MissionSpec, rework: int) -> Planned:
+        """The plan of ``spec`` after ``rework`` rounds of corrective work."""
+        works = planned(spec, rework)
+        return cls(
+            spec=spec,
+            rework=rework,
+            works=works,
+            by_id={w.id: w for w in works},
+            declared={w.id: w for w in reversed(spec.work)},  # the first of an ID wins
+            ids=frozenset(work_item_id(spec.id, w.id) for w in works),
+            pending=list(works),
+        )
+
+    def unauthorized(self, items: Mapping[str, WorkItemRecord]) -> list[WorkSpec]:
+        """The planned WorkItems not in ``items`` yet, in plan order."""
+        sid = self.spec.id
+        self.pending = [w for w in self.pending if work_item_id(sid, w.id) not in items]
+        return self.pending
+
+
 def planned(spec: MissionSpec, rework: int) -> list[WorkSpec]:
     """The mission file's WorkItems plus ``rework`` rounds of corrective work on the final ones."""
     works = list(spec.work)
-    final = [w for w in spec.work if not any(w.id in o.depends_on for o in spec.work)]
+    final = final_works(spec)
     for n in range(1, rework + 1):
         for f in final:
             works.append(
@@ -87,7 +132,7 @@ def planned(spec: MissionSpec, rework: int) -> list[WorkSpec]:
 def rework_rounds(spec: MissionSpec, items: Mapping[str, WorkItemRecord]) -> int:
     """How many rounds of corrective work the log already shows (for a new Coordinator)."""
     rounds = 0
-    final = [w for w in spec.work if not any(w.id in o.depends_on for o in spec.work)]
+    final = final_works(spec)
     while final and all(
         work_item_id(spec.id, f"{f.id}-rework-{rounds + 1}") in items for f in final
     ):
@@ -100,7 +145,7 @@ def item_deadline_us(
 ) -> int:
     """A WorkItem's deadline: its own (or the Mission's) offset, never after the Mission's."""
     own = start_us + (work.deadline_s or spec.deadline_s) * 1_000_000
-    return min(own, parse_timestamp(mission.deadline).epoch_micros)
+    return min(own, epoch_us(mission.deadline))
 
 
 def authorizations(
@@ -304,7 +349,7 @@ def create_child(
         return None
     deadline = min(
         start_us + child.deadline_s * 1_000_000,
-        parse_timestamp(item.contract["deadline"]).epoch_micros,
+        epoch_us(item.contract["deadline"]),
     )
     return Intent(
         kind="mission.create_child",
@@ -380,16 +425,20 @@ def approve_children(view: View, now_us: int, book: PlanBook) -> Iterator[Intent
 
 
 def submission(
-    spec: MissionSpec, works: list[WorkSpec], items: Mapping[str, WorkItemRecord]
+    spec: MissionSpec,
+    works: list[WorkSpec],
+    items: Mapping[str, WorkItemRecord],
+    planned_ids: frozenset[str] | None = None,
 ) -> Intent | None:
     """``mission.submit_for_approval`` once every planned WorkItem (and everything authorized
-    since) is verified, with the exact Artifact set of the deliverables."""
-    planned_ids = {work_item_id(spec.id, w.id) for w in works}
-    if not planned_ids or not planned_ids <= set(items):
-        return None
-    if any(items[w].state is not W.VERIFIED for w in planned_ids):
-        return None
+    since) is verified, with the exact Artifact set of the deliverables (``planned_ids``: the
+    IDs of ``works``, when the caller knows them)."""
     if any(i.state not in (W.VERIFIED, W.CANCELLED) for i in items.values()):
+        return None  # (checked first: the cheapest way to find that it is too early)
+    ids = planned_ids if planned_ids is not None else {work_item_id(spec.id, w.id) for w in works}
+    if not ids or not ids <= items.keys():
+        return None
+    if any(items[w].state is not W.VERIFIED for w in ids):
         return None
     artifacts = sorted(
         {

@@ -76,9 +76,16 @@ def dependencies_satisfied(
 ) -> bool:
     """Whether every dependency is in a state ``policy`` accepts (an unknown dependency never
     is); raises ``DependencyPolicyError`` for a policy it does not know."""
+    accepted = accepted_states(policy)
+    return all(state_of(dep) in accepted for dep in dependencies)
+
+
+def accepted_states(policy: str) -> frozenset[WorkItemState]:
+    """The dependency states ``policy`` accepts; raises ``DependencyPolicyError`` for a policy
+    it does not know."""
     accepted = DEPENDENCY_POLICIES.get(policy)
     if accepted is None:
         raise DependencyPolicyError(
             f"unknown dependency policy {policy!r}; known: {', '.join(DEPENDENCY_POLICIES)}"
         )
-    return all(state_of(dep) in accepted for dep in dependencies)
+    return accepted

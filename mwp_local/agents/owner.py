@@ -35,6 +35,7 @@ from ..protocol.timestamps import format_utc
 from ..sim.mission_file import MissionSpec
 from .base import Intent, View
 from .contracts import budget_document
+from .coordinator_index import MissionItems
 from .naming import agent_id, group_id, mission_id, short
 
 _TERMINAL = (MissionState.APPROVED, MissionState.CANCELLED, MissionState.FAILED)
@@ -67,6 +68,8 @@ class MissionOwnerPolicy:
     #: Mission ID → for each Coordinator appointed so far after a lapse, whether the lease
     #: it replaced had ever been renewed.
     lapses: dict[str, list[bool]] = field(default_factory=dict)
+    #: Each Mission's WorkItem IDs (see ``coordinator_index``).
+    index: MissionItems = field(default_factory=MissionItems, init=False, repr=False)
 
     # ------------------------------------------------------------------ decide
 
@@ -154,8 +157,10 @@ class MissionOwnerPolicy:
     def _execution_approvals(
         self, view: View, mission: MissionRecord, now_us: int
     ) -> Iterator[Intent]:
-        for item in sorted(view.state.work_items.values(), key=lambda i: i.work_item_id):
-            if item.mission_id != mission.mission_id or item.state is not WorkItemState.QUEUED:
+        table = view.state.work_items
+        for wid in self.index.ids(view.state, mission.mission_id):  # in WorkItem ID order
+            item = table[wid]
+            if item.state is not WorkItemState.QUEUED:
                 continue
             if item.execution_approved or not needs_execution_approval(mission, item.contract):
                 continue
