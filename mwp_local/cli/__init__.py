@@ -33,16 +33,20 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every registered subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with every registered subcommand; with ``only``, just that
+    subcommand's module is imported and its options configured (the others are listed with
+    their help text, which is all a parse of ``only`` can need from them)."""
     parser = argparse.ArgumentParser(
         prog="mwp-local",
         description="A local sandbox for MissionWeaveProtocol 0.1.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        module = importlib.import_module(f"{__name__}.{module_name}")
         command = sub.add_parser(name, help=help_text, description=help_text)
+        if only is not None and name != only:
+            continue
+        module = importlib.import_module(f"{__name__}.{module_name}")
         module.configure(command)
         command.set_defaults(_run=module.run)
     return parser
@@ -52,7 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``mwp-local``; returns the process exit code."""
     if hasattr(signal, "SIGPIPE"):  # `mwp-local … | head` ends quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((w for w in words if not w.startswith("-")), None)
+    only = chosen if chosen in SUBCOMMANDS else "" if chosen is None else None
+    # ``only=""`` (no subcommand: ``--help`` or an error) imports none of them; an unknown word
+    # builds the whole parser so that argparse names the choices.
+    args = build_parser(only).parse_args(argv)
     code: int = args._run(args)
     return code
 
