@@ -157,19 +157,15 @@ def run_slot(
                 view, item, slot, work_functions or {}
             )
         content = slot.deliverable
-        return Intent(
-            kind="artifact.publish",
-            group=slot.group_id,
-            why=f"publish the deliverable of '{name}' (content-addressed, signed manifest)",
-            payload={
-                **ref,
-                "artifact": manifest(
-                    view, item, content, capabilities, now_us, slot.deliverable_type
-                ),
-            },
-            blobs={"sha256:" + hashlib.sha256(content).hexdigest(): content},
-            tag="publish",
-        )
+        digest = "sha256:" + hashlib.sha256(content).hexdigest()
+        earlier = view.state.artifacts.get(digest)
+        if earlier is not None and earlier.get("workItemId") == item.work_item_id:
+            # An earlier attempt of this WorkItem published these very bytes (its outcome may
+            # never have reached this slot: a restart, a lapsed lease): the Artifact exists,
+            # content-addressed, so submit it rather than publish it again (refused forever).
+            slot.published = digest
+        else:
+            return _publish(view, item, slot, ref, content, capabilities, now_us, name)
     return Intent(
         kind="work.submit",
         group=slot.group_id,
@@ -179,6 +175,29 @@ def run_slot(
             "artifactHashes": [slot.published],
             "evidence": [evidence(view, item, slot, now_us)],
         },
+    )
+
+
+def _publish(
+    view: View,
+    item: WorkItemRecord,
+    slot: Execution,
+    ref: dict[str, Any],
+    content: bytes,
+    capabilities: dict[str, str],
+    now_us: int,
+    name: str,
+) -> Intent:
+    return Intent(
+        kind="artifact.publish",
+        group=slot.group_id,
+        why=f"publish the deliverable of '{name}' (content-addressed, signed manifest)",
+        payload={
+            **ref,
+            "artifact": manifest(view, item, content, capabilities, now_us, slot.deliverable_type),
+        },
+        blobs={"sha256:" + hashlib.sha256(content).hexdigest(): content},
+        tag="publish",
     )
 
 
@@ -235,7 +254,7 @@ def produce(
         content = bytes(result)
         digest = "sha256:" + hashlib.sha256(content).hexdigest()
         earlier = view.state.artifacts.get(digest)
-        if earlier is not None:
+        if earlier is not None and earlier.get("workItemId") != slot.work_item_id:
             raise ValueError(
                 f"the work function for {cap['id']!r} returned, for {slot.work_item_id}, bytes "
                 f"identical to Artifact {digest} already published for {earlier['workItemId']}. "

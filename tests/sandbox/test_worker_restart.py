@@ -117,3 +117,27 @@ def test_only_a_worker_can_be_restarted(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a Worker"):
         sandbox.restart_agent("coordinator", delete_local_file=True)
     sandbox.close()
+
+
+def test_a_restarted_worker_submits_the_artifact_its_earlier_attempt_published(
+    tmp_path: Path,
+) -> None:
+    # The Worker published its deliverable, then crashed before submitting: the new attempt
+    # produces the same bytes, whose Artifact already exists. It must submit that Artifact;
+    # publishing it again is refused forever (content-addressed), which used to livelock.
+    sandbox = Sandbox(tmp_path / "s", SAMPLES / "learn.toml", worker_files=False)
+    published = None
+    while published is None:
+        report = sandbox.step()
+        assert report is not None
+        if report.kind == "artifact.publish" and report.accepted:
+            published = report
+    sandbox.restart_agent(published.agent, delete_local_file=True)
+    summary = sandbox.run()
+    assert summary.finished and set(summary.missions.values()) == {"approved"}
+    digest = published.command["payload"]["artifact"]["contentHash"]
+    refused = [r for r in sandbox.log.store.rejections() if r.kind == "artifact.publish"]
+    assert refused == []
+    submits = [r for r in sandbox.history if r.kind == "work.submit" and r.accepted]
+    assert any(digest in r.command["payload"]["artifactHashes"] for r in submits)
+    sandbox.close()
