@@ -2,7 +2,7 @@
 
 Owns ``example_contract``: a Work Contract with every member §10.1 requires (MWP-WRK-001), for
 people who send Commands by hand (the concept notebooks' bench, the test World, the benchmark
-workload). Pure data: no I/O.
+workload), and ``EXAMPLE_AGENTS``: the small cast those benches sign as. Pure data: no I/O.
 """
 
 from __future__ import annotations
@@ -11,6 +11,17 @@ from typing import Any
 
 #: The capability the example contract requires (any Agent declaring 2.x with x ≥ 0 matches).
 EXAMPLE_CAPABILITY = ("acme.software.python", "2.0.0")
+
+#: What the example Agents declare: an implementation capability and a review capability.
+EXAMPLE_IMPLEMENT = ("acme.software.python", "2.1.0")
+EXAMPLE_REVIEW = ("acme.software.review", "1.0.0")
+#: A Coordinator, two Workers and a reviewer (``Organization.create(..., agents=...)``).
+EXAMPLE_AGENTS: dict[str, dict[str, Any]] = {
+    "coordinator": {"capabilities": [EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW], "max_concurrency": 4},
+    "worker-a": {"capabilities": [EXAMPLE_IMPLEMENT], "max_concurrency": 2},
+    "worker-b": {"capabilities": [EXAMPLE_IMPLEMENT], "max_concurrency": 2},
+    "reviewer": {"capabilities": [EXAMPLE_REVIEW], "max_concurrency": 1},
+}
 
 
 def example_contract(**over: Any) -> dict[str, Any]:

@@ -19,22 +19,17 @@ from typing import Any
 
 from mwp_local.authority import Accepted, AuthorityConfig
 from mwp_local.authority.pipeline import Outcome
-from mwp_local.examples import example_contract
+from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
 from mwp_local.notebook.html import STYLE, rejection_html
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 from mwp_local.sandbox_dir import init_directory
 
 START = "2026-07-15T00:00:00Z"
-CAP = ("acme.software.python", "2.1.0")
-REVIEW = ("acme.software.review", "1.0.0")
+CAP = EXAMPLE_IMPLEMENT
+REVIEW = EXAMPLE_REVIEW
 GROUP = "urn:mwp-local:group:bench"
 MISSION = "urn:mwp-local:mission:bench"
-AGENTS = {
-    "coordinator": {"capabilities": [CAP, REVIEW], "max_concurrency": 4},
-    "worker-a": {"capabilities": [CAP], "max_concurrency": 2},
-    "worker-b": {"capabilities": [CAP], "max_concurrency": 2},
-    "reviewer": {"capabilities": [REVIEW], "max_concurrency": 1},
-}
+AGENTS = EXAMPLE_AGENTS
 
 #: Every requirement shown in this kernel: ID → {"accepted", "rejected"}.
 SHOWN: dict[str, set[str]] = {}

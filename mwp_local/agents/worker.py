@@ -64,10 +64,9 @@ from .worker_execution import (
     renewed_us,
     run_slot,
 )
+from .worker_index import WorkerIndex, work_item_of
 
 W = WorkItemState
-#: The states of a WorkItem a Worker holds (owns and still has to run or resume).
-_HELD = frozenset((W.QUEUED, W.ACTIVE, W.BLOCKED))
 
 __all__ = ["DECLINE_SCHEMA", "LEASE_SECONDS", "SETUP_US", "Execution", "WorkerPolicy"]
 
@@ -111,13 +110,8 @@ class WorkerPolicy:
     #: Ready-Group set at dispatch → Group → service given (µs): the fairness the slots saw.
     service: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
     _ready_at_dispatch: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: Indexes kept by ``observe`` so a decision costs what this Worker holds, not what the
-    #: Organization holds (see ``_reindex``): owned WorkItems queued, active or blocked; pending
-    #: offers addressed to this Worker and not answered; the order in which the replica first
-    #: held each WorkItem (its order in ``state.work_items``, which decisions iterate in).
-    _held: set[str] = field(default_factory=set)
-    _open_offers: set[str] = field(default_factory=set)
-    _order: dict[str, int] = field(default_factory=dict)
+    #: What this Worker holds and is offered, kept by ``observe`` (``worker_index``).
+    index: WorkerIndex = field(default_factory=WorkerIndex)
     #: Each slot as the Scheduler sees it when free (immutable values, built once).
     _free_slots: list[Slot] = field(default_factory=list)
 
@@ -125,14 +119,7 @@ class WorkerPolicy:
 
     def _mine_held(self, view: View) -> list[WorkItemRecord]:
         """The owned WorkItems queued, active or blocked, in the replica's order (the index)."""
-        me = view.me
-        items = view.state.work_items
-        out = []
-        for wid in sorted(self._held, key=self._order.__getitem__):
-            item = items[wid]
-            if item.state in _HELD and item.owner and item.owner["agentId"] == me:
-                out.append(item)
-        return out
+        return self.index.held_items(view)
 
     def _mine_queued(self, view: View) -> list[WorkItemRecord]:
         """The owned WorkItems in state QUEUED, in the replica's order."""
@@ -174,9 +161,9 @@ class WorkerPolicy:
         indexes of owned and offered WorkItems."""
         kind = event["kind"]
         payload = event.get("payload", {})
-        work_item_id = _work_item_of(payload)
+        work_item_id = work_item_of(payload)
         if work_item_id is not None:
-            self._reindex(view, work_item_id)
+            self.index.reindex(view, work_item_id, self.answered)
         if kind == "work.failed":
             wid = payload["workItemId"]
             self.failed_at[wid] = parse_timestamp(event["occurredAt"]).epoch_micros
@@ -192,35 +179,6 @@ class WorkerPolicy:
                     offer_id = part.get("data", {}).get("offerId")
                     if isinstance(offer_id, str):
                         self.answered.add(offer_id)
-
-    def _reindex(self, view: View, work_item_id: str) -> None:
-        """Bring the indexes up to date for one WorkItem, from the replica as it is now.
-
-        Correct because every reducer that writes a WorkItem or one of its offers does so for
-        the WorkItem its Event's payload names (``workItemId``, or ``workItem`` when it is
-        created), and ``observe`` sees each Event right after it is folded, replays included: a
-        restarted Worker rebuilds the same indexes. Each index may hold a little more than it
-        should (an offer answered since, an item no longer queued); decisions check every
-        condition again, so only a missing entry could change behaviour.
-        """
-        item = view.state.work_items.get(work_item_id)
-        if item is None:
-            self._held.discard(work_item_id)
-            return
-        self._order.setdefault(work_item_id, len(self._order))
-        me = view.me
-        if item.state in _HELD and item.owner and item.owner["agentId"] == me:
-            self._held.add(work_item_id)
-        else:
-            self._held.discard(work_item_id)
-        for offer_id in item.offer_ids:
-            offer = view.state.offers.get(offer_id)
-            if offer is None or offer.agent_id != me:
-                continue
-            if offer.status == "pending" and offer_id not in self.answered:
-                self._open_offers.add(offer_id)
-            else:
-                self._open_offers.discard(offer_id)
 
     # ------------------------------------------------------------------ decide
 
@@ -274,10 +232,10 @@ class WorkerPolicy:
     def _answer_offers(self, view: View, now_us: int) -> list[Intent]:
         """Answer the pending offers addressed to this Worker (by offer ID, from the index)."""
         out = []
-        for offer_id in sorted(self._open_offers):
+        for offer_id in sorted(self.index.open_offers):
             offer = view.state.offers[offer_id]
             if offer.status != "pending" or offer_id in self.answered:
-                self._open_offers.discard(offer_id)  # for good: neither comes back
+                self.index.open_offers.discard(offer_id)  # for good: neither comes back
                 continue
             if offer.agent_id != view.me or offer.expires_us <= now_us:
                 continue
@@ -622,16 +580,6 @@ class WorkerPolicy:
                 times.append(not_before)
         future = [t for t in times if t > now_us]
         return min(future) if future else None
-
-
-def _work_item_of(payload: Any) -> str | None:
-    """The WorkItem an Event's payload names (``workItemId``, or the created ``workItem``)."""
-    if not isinstance(payload, dict):
-        return None
-    work_item_id = payload.get("workItemId")
-    if work_item_id is None and isinstance(payload.get("workItem"), dict):
-        work_item_id = payload["workItem"].get("workItemId")
-    return work_item_id if isinstance(work_item_id, str) else None
 
 
 def _seconds(micros: int) -> int:

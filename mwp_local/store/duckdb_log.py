@@ -30,7 +30,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -43,10 +42,8 @@ from .base import (
     IntegrityError,
     LogEntry,
     LogStoreError,
-    PlannedEvents,
     StoreClosedError,
     TableChange,
-    batches_of,
     check_batch_types,
     merge_changes,
     normalize_delta,
@@ -64,13 +61,14 @@ from .duckdb_schema import (
     REJECTION_FIELDS,
     REJECTION_SELECT,
     SCHEMA_VERSION,
-    log_arrow,
     log_table_ddl,
     projection_arrow,
     projection_ddl,
     quote,
     select_text,
 )
+from .duckdb_writes import Staged, apply_change, log_tables
+from .duckdb_writes import insert_arrow as _insert_arrow
 from .records import (
     PROJECTION_BY_NAME,
     PROJECTIONS,
@@ -88,22 +86,6 @@ DEFAULT_CHECKPOINT_THRESHOLD = "256MB"
 DEFAULT_MAX_STAGED = 256
 
 _FETCH_ROWS = 4096
-_KEYS_PER_DELETE = 256
-#: Up to this many composite keys are deleted with ``(a = ? AND b = ?) OR ...``; more with one
-#: ``(a, b) IN (SELECT unnest(?), unnest(?))``. Measured on this kind of machine: the ``OR`` form
-#: costs ~2.3 ms for 6 keys but ~70 ms for 300 (a group-committed batch of budget rows), the
-#: ``unnest`` form ~2.8 ms and ~4.5 ms.
-_OR_KEYS = 8
-#: Up to this many projection rows are inserted as ``VALUES`` parameters, more as one Arrow
-#: batch. Rows are already validated and typed by ``normalize_delta``; for a few rows the
-#: parameters skip the relation layer's bind (~0.3 ms a statement, most of a small commit).
-_PARAMETER_ROWS = 16
-
-
-def _insert_arrow(writer: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    """Insert Arrow rows in one statement (columns match by position). Measured: as cheap as a
-    replacement scan; ``register``/``unregister`` costs 1 to 2 ms more per commit."""
-    writer.from_arrow(rows).insert_into(table)
 
 
 class DuckDBLogStore:
@@ -139,7 +121,7 @@ class DuckDBLogStore:
         self._closed = False
         #: Flush as soon as this many batches are staged (see ``stage``).
         self.max_staged = max_staged
-        self._staged: list[_Staged] = []
+        self._staged: list[Staged] = []
         self._staged_receipts: set[tuple[str, str]] = set()
         #: Why the store refuses further use (a failed write-behind flush), else None.
         self._failed: str | None = None
@@ -299,7 +281,7 @@ class DuckDBLogStore:
                 raise IntegrityError(f"a receipt for {key} already exists")
         # Everything is checked; the in-memory head moves past the staged batch.
         self._staged.append(
-            _Staged(batch, plan, changes, self._receipt_position + 1, self._rejection_position + 1)
+            Staged(batch, plan, changes, self._receipt_position + 1, self._rejection_position + 1)
         )
         self._staged_receipts.update((r.actor_id, r.action_id) for r in batch.receipts)
         self._head = plan.head
@@ -316,7 +298,7 @@ class DuckDBLogStore:
         if not staged:
             return
         writer = self._writable()
-        tables = _log_tables(staged)
+        tables = log_tables(staged)
         changes = merge_changes([s.changes for s in staged])
         if not tables and not changes:
             return
@@ -386,42 +368,7 @@ class DuckDBLogStore:
             raise
 
     def _apply_change(self, writer: duckdb.DuckDBPyConnection, change: TableChange) -> None:
-        """Delete every key the change touches, then insert its rows as one Arrow batch
-        (delete-then-insert rather than INSERT OR REPLACE: a key may change twice in one
-        transaction)."""
-        table = change.table
-        name = quote(table.name)
-        keys = [*change.deletes, *change.row_keys()]
-        if len(table.key) == 1:
-            column = quote(table.key[0])
-            for chunk in batches_of(keys, _KEYS_PER_DELETE):
-                marks = ", ".join("?" * len(chunk))
-                writer.execute(
-                    f"DELETE FROM {name} WHERE {column} IN ({marks})", [k[0] for k in chunk]
-                )
-        elif len(keys) <= _OR_KEYS:
-            match = "(" + " AND ".join(f"{quote(c)} = ?" for c in table.key) + ")"
-            writer.execute(
-                f"DELETE FROM {name} WHERE " + " OR ".join([match] * len(keys)),
-                [value for key in keys for value in key],
-            )
-        elif keys:
-            types = dict(table.columns)
-            columns = ", ".join(quote(c) for c in table.key)
-            lists = ", ".join(f"unnest(?::{types[c]}[])" for c in table.key)
-            writer.execute(
-                f"DELETE FROM {name} WHERE ({columns}) IN (SELECT {lists})",
-                [[key[i] for key in keys] for i in range(len(table.key))],
-            )
-        if len(change.rows) > _PARAMETER_ROWS:
-            _insert_arrow(writer, table.name, projection_arrow(table, change.rows))
-        elif change.rows:
-            names = table.column_names
-            marks = "(" + ", ".join("?" * len(names)) + ")"
-            writer.execute(
-                f"INSERT INTO {name} VALUES " + ", ".join([marks] * len(change.rows)),
-                [row[column] for row in change.rows for column in names],
-            )
+        apply_change(writer, change)
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -598,43 +545,6 @@ class DuckDBLogStore:
 
     def _last_sequence(self, group_id: str) -> int:
         return self._sequences.get(group_id, 0)
-
-
-@dataclass(frozen=True, slots=True)
-class _Staged:
-    """A checked batch waiting for ``flush``, with where its rows go."""
-
-    batch: Batch
-    plan: PlannedEvents
-    changes: list[TableChange]
-    receipt_position: int
-    rejection_position: int
-
-
-def _log_tables(staged: Sequence[_Staged]) -> list[tuple[str, pa.Table]]:
-    """The staged Events, receipts and rejections as one Arrow table each (positions are
-    contiguous across staged batches, so they concatenate)."""
-    tables: list[tuple[str, pa.Table]] = []
-    events = [e for s in staged for e in s.batch.events]
-    if events:
-        chains = [c for s in staged for c in s.plan.chains]
-        tables.append(
-            ("log_events", log_arrow("log_events", events, staged[0].plan.first_position, chains))
-        )
-    receipts = [r for s in staged for r in s.batch.receipts]
-    if receipts:
-        tables.append(
-            ("log_receipts", log_arrow("log_receipts", receipts, staged[0].receipt_position))
-        )
-    rejections = [r for s in staged for r in s.batch.rejections]
-    if rejections:
-        tables.append(
-            (
-                "log_rejections",
-                log_arrow("log_rejections", rejections, staged[0].rejection_position),
-            )
-        )
-    return tables
 
 
 def _receipt(row: Sequence[Any]) -> ReceiptRecord:

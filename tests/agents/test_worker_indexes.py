@@ -36,9 +36,9 @@ def _check(sandbox: Sandbox) -> int:
             for o in state.offers.values()
             if o.agent_id == me and o.status == "pending" and o.offer_id not in policy.answered
         }
-        assert policy._held == held
-        assert offers <= policy._open_offers  # it may still hold answered ones: rechecked
-        assert list(policy._order) == list(state.work_items)
+        assert policy.index.held == held
+        assert offers <= policy.index.open_offers  # it may still hold answered ones: rechecked
+        assert list(policy.index.order) == list(state.work_items)
     return workers
 
 

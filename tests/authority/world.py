@@ -8,22 +8,17 @@ from typing import Any
 
 from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
 from mwp_local.authority.pipeline import Outcome
-from mwp_local.examples import example_contract
+from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
 from mwp_local.organization import Organization
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 
 START = "2026-07-15T00:00:00Z"
-CAP = ("acme.software.python", "2.1.0")
-REVIEW = ("acme.software.review", "1.0.0")
+CAP = EXAMPLE_IMPLEMENT
+REVIEW = EXAMPLE_REVIEW
 GROUP = "urn:missionweaveprotocol:group:alpha"
 MISSION = "urn:missionweaveprotocol:mission:alpha"
 
-AGENTS = {
-    "coordinator": {"capabilities": [CAP, REVIEW], "max_concurrency": 4},
-    "worker-a": {"capabilities": [CAP], "max_concurrency": 2},
-    "worker-b": {"capabilities": [CAP], "max_concurrency": 2},
-    "reviewer": {"capabilities": [REVIEW], "max_concurrency": 1},
-}
+AGENTS = EXAMPLE_AGENTS
 
 
 #: Every World built during the current test (checked by ``conftest``).
