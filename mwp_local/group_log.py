@@ -8,11 +8,11 @@ deciding, and the next commit takes everything decided meanwhile in one transact
 which lets timers fire, joins the same groups). If a commit fails, the in-memory state is rolled
 back to what the log holds and the Commands decided on top of it are refused too.
 
-``write_behind()`` is the one exception, for a single-threaded driver that chooses it (the
-Sandbox's step mode): inside it, outcomes are checked and *staged* by the store and acknowledged
-at once, and the store writes them in one transaction every ``max_staged`` batches, before any
-read, and when the block ends. A crash inside the block loses the staged tail; the file always
-holds a consistent prefix of the log.
+``write_behind()`` is the one exception, for a driver that chooses it (the Sandbox's ``run()``,
+in step and threads mode): inside it, outcomes are checked and *staged* by the store and
+acknowledged at once, and the store writes them in one transaction every ``max_staged`` batches,
+before any read, on ``flush()``, and when the block ends. A crash inside the block loses the
+staged tail; the file always holds a consistent prefix of the log.
 
 Opening a GroupLog rebuilds the Authority's state by replaying the log through ``evolve`` (which
 re-checks the state tables), so the log is the only truth. Replay trusts the log's signatures

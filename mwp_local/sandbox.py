@@ -20,8 +20,10 @@ log file and each Worker's local file holds what it was told. ``run()`` (and any
 ``with sandbox.write_behind():``) acknowledges each Command as soon as the Authority decided it
 and writes the log in one transaction every 256 actions, before any read of the log (SQL, views,
 exports), and when it returns; Workers' local files follow the log, never ahead of it. A crash
-inside ``run()`` therefore loses up to the last 256 actions and leaves a consistent prefix.
-Threads mode commits every Command durably before acknowledging it.
+inside ``run()`` therefore loses up to the last 256 actions and leaves a consistent prefix. This
+holds in threads mode too, where the agents' threads stage into the same tail; with write-behind
+turned off (``log.allow_write_behind = False``, as ``--print-acks`` does) every Command is
+durable before it is acknowledged, concurrent Commands sharing one transaction (group commit).
 
 With a ``[delivery]`` table every committed Event reaches the agents through the delivery bus in
 both modes (``delivery.driver.BusDriver``): step mode runs its rounds between actions, threads
@@ -427,7 +429,8 @@ class Sandbox:
             delivery=self.delivery,
         )
         try:
-            runner.run(timeout_s)
+            with self.write_behind():
+                runner.run(timeout_s)
         finally:
             self.steps += runner.actions
             self.clock.advance_to(clock.now_us())

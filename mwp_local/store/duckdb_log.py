@@ -248,9 +248,9 @@ class DuckDBLogStore:
         The queue is written in one transaction by ``flush``, by the next ``commit``, before any
         read (so whoever staged always reads its own writes), on ``close``, and as soon as
         ``max_staged`` batches wait. Until then a crash loses the queued batches, and the file
-        keeps the consistent prefix committed before them: staging is for a single-threaded
-        driver that chooses to acknowledge before durability (the Sandbox's step mode), never
-        for a Command whose sender was promised durability.
+        keeps the consistent prefix committed before them: staging is for a driver that chooses
+        to acknowledge before durability (the Sandbox's ``run()``), never for a Command whose
+        sender was promised durability.
         """
         check_batch_types(batch)
         with self._write_lock:
@@ -260,9 +260,10 @@ class DuckDBLogStore:
                 self._flush()
 
     def flush(self) -> None:
-        """Write every staged batch in one transaction (no-op when nothing is staged)."""
-        if not self._staged:
-            return
+        """Write every staged batch in one transaction (no-op when nothing is staged).
+
+        Returns only once whatever was staged before the call is durable: it waits for a flush
+        another thread is in the middle of (a Worker's file must never get ahead of the log)."""
         with self._write_lock:
             self._flush()
 

@@ -1,13 +1,16 @@
-"""The Sandbox's durability: ``step()`` returns a durable action; ``run()`` and
-``write_behind()`` acknowledge first and write in batches, which changes no Event; a Worker's
-local file is never durable ahead of the Group log; a crash inside ``run()`` leaves a log file
-that is a verified prefix of the run."""
+"""The Sandbox's durability: ``step()`` returns a durable action; ``run()`` (in step and
+threads mode) and ``write_behind()`` acknowledge first and write in batches, which changes no
+Event; a Worker's local file is never durable ahead of the Group log; a crash inside ``run()``
+leaves a log file that is a verified prefix of the run."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from mwp_local.sandbox import Sandbox
 from mwp_local.sandbox_dir import open_directory
@@ -115,4 +118,40 @@ def test_acknowledgements_turn_write_behind_off(tmp_path: Path) -> None:
     summary = sandbox.run()
     assert summary.finished and len(parse_acks(lines)) == summary.steps
     assert set(staged) == {0}
+    sandbox.close()
+
+
+def test_threads_mode_writes_behind_and_no_worker_file_gets_ahead_of_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run()`` in threads mode stages from every agent thread; whenever a Worker's file
+    commits, each Event it records is already durable in the Group log file."""
+    from mwp_local.agents.local_store import DuckDBLocalStore
+    from mwp_local.store.duckdb_log import DuckDBLogStore
+
+    durable: set[str] = set()
+    ahead: list[str] = []
+    staged_commits: list[int] = []
+    real_flush = DuckDBLogStore._flush
+    real_commit = DuckDBLocalStore.commit
+
+    def flush(self: DuckDBLogStore) -> None:  # caller holds the write lock
+        ids = [e.event_id for s in self._staged for e in s.batch.events]
+        staged_commits.append(len(self._staged))
+        real_flush(self)
+        durable.update(ids)
+
+    def commit(self: DuckDBLocalStore, batch: Any) -> None:
+        ahead.extend(row.event_id for row in batch.events if row.event_id not in durable)
+        real_commit(self, batch)
+
+    monkeypatch.setattr(DuckDBLogStore, "_flush", flush)
+    monkeypatch.setattr(DuckDBLocalStore, "commit", commit)
+    sandbox = Sandbox(tmp_path / "t", SAMPLES / "flagship.toml", seed=5, mode="threads")
+    summary = sandbox.run(timeout_s=240, scale=1500)
+    assert summary.finished
+    assert ahead == []
+    assert max(staged_commits) > 1  # Commands were acknowledged before their batch was written
+    assert sandbox.log.store.staged == 0  # type: ignore[attr-defined]
+    assert verify_log(sandbox.log.org, sandbox.log.store).ok
     sandbox.close()

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,6 +96,45 @@ def test_reads_and_max_staged_write_the_queue(tmp_path: Path) -> None:
         assert store.staged == 0 and store.event_count() == 7
     with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
         assert [e.position for e in reopened.entries()] == list(range(1, 8))
+
+
+def test_a_flush_waits_for_the_flush_another_thread_is_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Worker's file commits right after ``flush()`` returns: ``flush`` must not return while
+    another thread is still writing what was staged before it (threads-mode write-behind)."""
+    factory = LogFactory()
+    with DuckDBLogStore(tmp_path / "log.duckdb") as store:
+        writing, release = threading.Event(), threading.Event()
+        real = store._transaction
+
+        def gated(writer: Any, work: Callable[[], None]) -> None:
+            writing.set()
+            assert release.wait(10)
+            real(writer, work)
+
+        monkeypatch.setattr(store, "_transaction", gated)
+        store.stage(factory.batch(2))
+        first = threading.Thread(target=store.flush)
+        first.start()
+        assert writing.wait(10)  # the first flush took the queue and is writing it
+        assert store.staged == 0
+        returned = threading.Event()
+
+        def second_flush() -> None:
+            store.flush()
+            returned.set()
+
+        second = threading.Thread(target=second_flush)
+        second.start()
+        assert not returned.wait(0.2)  # nothing staged, yet not durable: it waits
+        release.set()
+        first.join(10)
+        second.join(10)
+        assert returned.is_set()
+        monkeypatch.undo()
+    with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
+        assert reopened.event_count() == 2
 
 
 _CRASH = """
