@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..agents.naming import agent_id
 from ..agents.runtime import AgentRuntime
 from ..delivery.driver import BusDriver
@@ -87,7 +89,8 @@ class Recorder:
 
     def add(self, name: str, record: dict[str, Any]) -> None:
         """Queue one record for ``name.jsonl``."""
-        self.lines.setdefault(name, []).append(json.dumps(record, sort_keys=True))
+        text = orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+        self.lines.setdefault(name, []).append(text.decode("utf-8"))
 
     def write(self) -> None:
         """Write every file (empty files for names without records are not created)."""

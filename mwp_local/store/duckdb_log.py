@@ -156,12 +156,14 @@ class DuckDBLogStore:
             for log_table in LOG_TABLES:
                 con.execute(log_table_ddl(log_table))
             stale = []
+            declared: dict[str, list[tuple[str, str]]] = {}
+            for name, column, kind in con.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+            ).fetchall():
+                declared.setdefault(name, []).append((column, kind))
             for table in PROJECTIONS:
-                existing = con.execute(
-                    "SELECT column_name, data_type FROM information_schema.columns "
-                    "WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position",
-                    [table.name],
-                ).fetchall()
+                existing = declared.get(table.name, [])
                 if existing and tuple(existing) != table.columns:
                     con.execute(f"DROP TABLE {quote(table.name)} CASCADE")
                     stale.append(table.name)
