@@ -9,9 +9,11 @@ Reducers read only the Event and the state before it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
+from ..protocol.identity_memo import IdentityMemo
 from ..protocol.timestamps import parse_timestamp
 from .model import GroupRecord, LeaseRecord
 from .state import AuthorityState
@@ -53,8 +55,6 @@ def evolve(state: AuthorityState, event: dict[str, Any]) -> None:
 
 
 def _with_sequence(group: GroupRecord, sequence: int) -> GroupRecord:
-    from dataclasses import replace
-
     return replace(group, last_sequence=sequence)
 
 
@@ -91,9 +91,14 @@ def lease_from_document(doc: Mapping[str, Any]) -> LeaseRecord:
     )
 
 
+#: The record of each Lease document folded lately: every agent folds the same Event object,
+#: and a ``LeaseRecord`` is immutable, so they share one.
+_LEASES: IdentityMemo[Mapping[str, Any], LeaseRecord] = IdentityMemo()
+
+
 def put_lease(state: AuthorityState, doc: Mapping[str, Any]) -> None:
     """Store the lease a Lease document describes (Events carry leases under ``leases``)."""
-    lease = lease_from_document(doc)
+    lease = _LEASES.get(doc, lease_from_document)
     state.put("leases", lease.lease_id, lease)
     if lease.is_active:
         state.put("active_leases", lease.lease_id, lease.expires_us)

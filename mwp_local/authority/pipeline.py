@@ -64,14 +64,21 @@ class Rejected:
 Outcome = Accepted | Rejected
 
 
-def event_record(doc: dict[str, Any], from_state: str | None, to_state: str | None) -> EventRecord:
-    """The typed log row of a signed Event document."""
+def event_record(
+    doc: dict[str, Any],
+    from_state: str | None,
+    to_state: str | None,
+    *,
+    canonical: bytes | None = None,
+) -> EventRecord:
+    """The typed log row of a signed Event document (``canonical``: the document's canonical
+    bytes when the caller has them already, e.g. from verifying its signature)."""
     return _event_record(
         doc,
         from_state,
         to_state,
         payload_json=canonicalize(doc["payload"]).decode("utf-8"),
-        document=canonicalize(doc).decode("utf-8"),
+        document=(canonical if canonical is not None else canonicalize(doc)).decode("utf-8"),
     )
 
 

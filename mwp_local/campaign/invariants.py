@@ -4,6 +4,8 @@ Each invariant counts what it checked and lists what it found broken, with an ex
 person can act on. ``check_directory`` opens a sandbox directory read-only, runs every
 invariant of ``INVARIANTS`` (this module's and ``work_invariants``'), and returns a
 ``CheckReport``. An invariant that crashes is itself reported as a violation, never skipped.
+``projections_replay`` compares the stored tables with the view's clean replay
+(``LogView.replayed``), which a ``verify-log`` pass over the same view may already have built.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Any
 from ..artifacts.blobs import BlobStore
 from ..authority import AuthorityState
 from ..authority.evolve import evolve
-from ..group_log import replay
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for, verify_parsed
@@ -236,14 +237,14 @@ def _artifact(
     "every stored projection table equals the one a clean replay of the log rebuilds",
 )
 def _projections(view: LogView, tally: Tally) -> None:
-    rebuilt = replay(view.org, view.store).projection_rows()
+    rebuilt = view.replayed().projection_rows()
     for name, table in PROJECTION_BY_NAME.items():
 
         def rows(items: Any, t: Any = table) -> list[dict[str, Any]]:
             out = [coerce_row(t, r) for r in items if not isinstance(r, tuple)]
             return sorted(out, key=lambda r: tuple(str(r[k]) for k in t.key))
 
-        fresh, stored = rows(rebuilt.get(name, [])), rows(view.store.projection_rows(name))
+        fresh, stored = rows(rebuilt.get(name, [])), rows(view.stored_projection(name))
         tally.check(
             fresh == stored,
             f"projection {name}: {len(stored)} stored rows differ from the {len(fresh)} a "

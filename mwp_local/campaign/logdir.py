@@ -6,21 +6,31 @@ projections), ``organization.json`` (the keys the signatures are checked against
 store, and two optional side files written by the campaign tools: ``external-calls.jsonl`` (the
 simulated external service's record of calls) and ``acks.jsonl`` (Commands acknowledged to a
 client, written after the durable commit returned).
+
+A ``LogView`` also keeps, once computed, what several checks derive from the same log: the
+stored rows of each projection table, one full ``verify-log`` pass (``verification``) and the
+state a clean replay of the log builds (``replayed``, taken from that pass when it found nothing
+wrong with the Events). Each is computed from the directory the first time it is asked for and
+never outlives the view.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..artifacts.blobs import BlobStore
+from ..authority import AuthorityState
+from ..authority.evolve import evolve
 from ..organization import Organization
 from ..protocol.jsontext import parse_strict
 from ..sandbox_dir import LOG_FILE, load_organization
 from ..store.base import LogEntry
 from ..store.duckdb_log import DuckDBLogStore
 from ..store.records import ReceiptRecord, RejectionRecord
+from ..verify import ReadLog, VerifyReport, verify_read
 
 EXTERNAL_FILE = "external-calls.jsonl"
 ACKS_FILE = "acks.jsonl"
@@ -55,6 +65,8 @@ class LogView:
     external_calls: tuple[dict[str, Any], ...] | None
     #: Acknowledged Commands (``None`` when the directory has no record of them).
     acks: tuple[dict[str, Any], ...] | None
+    #: What has been derived from the log so far (see the module docstring).
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def command_of(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """The accepted Command an Event was caused by, if it was caused by one."""
@@ -66,6 +78,46 @@ class LogView:
     def close(self) -> None:
         """Close the log."""
         self.store.close()
+
+    def stored_projection(self, table: str) -> list[dict[str, Any]]:
+        """The stored rows of a projection table, sorted by key (do not change them)."""
+        key = f"projection:{table}"
+        if key not in self.memo:
+            self.memo[key] = self.store.projection_rows(table)
+        rows: list[dict[str, Any]] = self.memo[key]
+        return rows
+
+    def verification(self) -> VerifyReport:
+        """What ``verify-log`` finds in this directory, blobs included (one pass per view)."""
+        if "verification" not in self.memo:
+            read = ReadLog(
+                events=[(ev.entry, ev.doc) for ev in self.events],
+                receipts=[(r, self.commands[(r.actor_id, r.action_id)]) for r in self.receipts],
+                projection_rows=self.stored_projection,
+            )
+            report, state = verify_read(self.org, read, BlobStore(self.directory / "blobs"))
+            self.memo["verification"] = report
+            if state is not None:
+                state.take_touched()
+                self.memo.setdefault("replayed", state)
+        verification: VerifyReport = self.memo["verification"]
+        return verification
+
+    def replayed(self) -> AuthorityState:
+        """The state a clean replay of the log builds, as ``group_log.replay`` makes it (folded
+        once per view, or taken from ``verification``; read it, never change it)."""
+        if "replayed" not in self.memo:
+            state = AuthorityState(
+                registry=self.org.registry(), organization_id=self.org.organization_id
+            )
+            for ev in self.events:
+                evolve(state, ev.doc)
+            for receipt in self.receipts:
+                state.receipts[(receipt.actor_id, receipt.action_id)] = receipt
+            state.take_touched()
+            self.memo["replayed"] = state
+        replayed: AuthorityState = self.memo["replayed"]
+        return replayed
 
 
 def read_jsonl(path: Path) -> tuple[dict[str, Any], ...] | None:

@@ -8,11 +8,11 @@ and each agent's final replica (``DIR/poc/``), always against the Group log.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from typing import Any
 
 from ..agents.inbox import Inbox
-from ..delivery.snapshots import SnapshotBundle, verify_snapshot
 from ..protocol.errors import ProtocolError
 from ..protocol.hashing import sha256_id
 from ..protocol.jcs import canonicalize
@@ -24,7 +24,7 @@ CONTEXT_PACKAGE_SCHEMA = "urn:mwp-local:schema:context-package"
 
 
 def _event_frames(ev: Evidence) -> list[dict[str, Any]]:
-    return [f for f in ev.side["frames"] if f["frameType"] == "EVENT" and f.get("groupId")]
+    return ev.event_frames
 
 
 @check(
@@ -115,21 +115,15 @@ def disconnect_reconnect_reconciled(ev: Evidence) -> Verdict:
     for agent, times in sorted(by_agent.items()):
         times.sort()
         for a, b in itertools.pairwise(times):
-            others = [t for t in published if a < t < b]
-            if b - a >= 10 * 60 * 1_000_000 and len(others) >= 5 and agent in heads_ok:
+            # ``published`` is sorted without repeats: these are the times strictly between.
+            others = bisect.bisect_left(published, b) - bisect.bisect_right(published, a)
+            if b - a >= 10 * 60 * 1_000_000 and others >= 5 and agent in heads_ok:
                 return (
                     True,
-                    f"{agent}: silent for {(b - a) / 6e7:.0f} min while {len(others)} "
+                    f"{agent}: silent for {(b - a) / 6e7:.0f} min while {others} "
                     "rounds went to others; at the heads now",
                 )
     return False, "no agent was cut off and caught up"
-
-
-def _bundles(ev: Evidence) -> dict[str, SnapshotBundle]:
-    return {
-        s["snapshotId"]: SnapshotBundle(snapshot=s["snapshot"], body=s["body"])
-        for s in ev.side["snapshots"]
-    }
 
 
 @check(
@@ -143,7 +137,7 @@ def cursor_too_old_snapshot_restore(ev: Evidence) -> Verdict:
         for f in ev.side["frames"]
         if f["frameType"] == "ERROR" and f["error"]["code"] == "CURSOR_TOO_OLD"
     ]
-    bundles = _bundles(ev)
+    bundles = ev.snapshot_bundles
     at_head = {
         r["agent"]
         for r in ev.side["replicas"]
@@ -151,11 +145,10 @@ def cursor_too_old_snapshot_restore(ev: Evidence) -> Verdict:
     }
     for f in errors:
         ref = f["error"]["details"]["snapshot"]
-        bundle = bundles.get(ref["snapshotId"])
-        if bundle is None:
+        if ref["snapshotId"] not in bundles:
             continue
         try:
-            events = verify_snapshot(bundle, ref, ev.registry)
+            events = ev.verified_snapshot(ref["snapshotId"], ref)
         except ProtocolError as exc:
             return False, f"snapshot {ref['snapshotId']} refused: {exc.code.value}"
         if f["agent"] in at_head:
@@ -173,12 +166,12 @@ def cursor_too_old_snapshot_restore(ev: Evidence) -> Verdict:
     S,
 )
 def signed_archival_snapshots(ev: Evidence) -> Verdict:
-    bundles = _bundles(ev)
+    bundles = ev.snapshot_bundles
     bad = []
     for sid, b in bundles.items():
         ref = {"snapshotId": sid, "snapshotHash": sha256_id(canonicalize(b.snapshot))}
         try:
-            verify_snapshot(b, ref, ev.registry)
+            ev.verified_snapshot(sid, ref)
         except ProtocolError as exc:
             bad.append((sid, exc.code.value))
     return verdict(

@@ -7,11 +7,9 @@ import dataclasses
 import json
 from typing import Any
 
-from ..artifacts.blobs import BlobStore
 from ..campaign.invariants import check_view
 from ..protocol.errors import ProtocolError
 from ..protocol.signing import profile_for, verify_parsed
-from ..verify import verify_log
 from .checks import Verdict, check, verdict
 from .evidence import Evidence, micros
 
@@ -359,8 +357,7 @@ def queues_rebuilt_from_replay(ev: Evidence) -> Verdict:
     S,
 )
 def log_verifies(ev: Evidence) -> Verdict:
-    blobs = BlobStore(ev.view.directory / "blobs")
-    result = verify_log(ev.view.org, ev.view.store, blobs=blobs)
+    result = ev.view.verification()
     return verdict(
         result.ok, "verify-log: ok", f"verify-log: {getattr(result, 'problems', result)}"
     )

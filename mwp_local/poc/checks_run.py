@@ -7,6 +7,7 @@ Every check reads Events (typed columns and payloads) from the log; none reads a
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 from .checks import Verdict, check, verdict
@@ -293,16 +294,21 @@ def high_priority_arrival(ev: Evidence) -> Verdict:
     return False, "no urgent WorkItem arrived after the first Mission started"
 
 
+def _names_any(text: str, ids: Iterable[str]) -> bool:
+    """Whether ``text`` contains any of ``ids``."""
+    return any(i in text for i in ids)
+
+
 @check("urgent_group_isolated", "the urgent WorkItem's Events stayed in its own Group", S)
 def urgent_group_isolated(ev: Evidence) -> Verdict:
     urgent = {i["workItemId"]: i for i in _urgent(ev)}
     if not urgent:
         return False, "no urgent WorkItem"
+    groups = {u["groupId"] for u in urgent.values()}
     stray = [
         e["eventId"]
         for e in ev.events
-        if any(w in str(e.get("payload")) for w in urgent)
-        and e.get("groupId") not in {u["groupId"] for u in urgent.values()}
+        if e.get("groupId") not in groups and _names_any(str(e.get("payload")), urgent)
     ]
     return verdict(
         not stray,

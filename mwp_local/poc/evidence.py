@@ -17,7 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..campaign.logdir import LogView, open_log_view
+from ..delivery.snapshots import SnapshotBundle, verify_snapshot
+from ..protocol.errors import ProtocolError
 from ..protocol.timestamps import parse_timestamp
 from ..store.views import sql as run_sql
 from .scenario import POC_DIR
@@ -28,10 +32,19 @@ def micros(text: str) -> int:
     return parse_timestamp(text).epoch_micros
 
 
+def _loads(line: str) -> Any:
+    """One JSON value: orjson where it accepts the text, else the standard library, which also
+    takes what orjson refuses (integers beyond 64 bits, lone surrogates, NaN) or raises."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [_loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 @dataclass
@@ -41,6 +54,10 @@ class Evidence:
     directory: Path
     view: LogView
     side: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: ``(snapshot ID, referenced hash)`` → what ``verify_snapshot`` returned or raised.
+    _snapshots: dict[tuple[str, Any], list[dict[str, Any]] | ProtocolError] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def open(cls, directory: Path | str) -> Evidence:
@@ -61,18 +78,16 @@ class Evidence:
 
     @cached_property
     def events(self) -> list[dict[str, Any]]:
-        """Every Event document in log order (each with its log position as ``_position``)."""
-        typed = {
-            r["position"]: r
-            for r in self.sql("SELECT position, mission_id, from_state, to_state FROM events")
-        }
+        """Every Event document in log order (each with its log position as ``_position``), with
+        the typed ``mission_id``, ``from_state`` and ``to_state`` columns of its log row (what
+        the ``events`` view shows)."""
         return [
             {
                 **e.doc,
                 "_position": e.position,
-                "_mission": typed[e.position]["mission_id"],
-                "fromState": typed[e.position]["from_state"],
-                "toState": typed[e.position]["to_state"],
+                "_mission": e.entry.event.mission_id,
+                "fromState": e.entry.event.from_state,
+                "toState": e.entry.event.to_state,
             }
             for e in self.view.events
         ]
@@ -174,12 +189,43 @@ class Evidence:
 
     @cached_property
     def registry(self) -> Any:
-        """The signing-key Registry as the whole log leaves it (replayed)."""
-        from ..group_log import replay
-
-        return replay(self.view.org, self.view.store).registry
+        """The signing-key Registry as the whole log leaves it (replayed). The log is verified
+        first (``log_verifies`` reads the same pass), so a clean log is folded only once."""
+        self.view.verification()
+        return self.view.replayed().registry
 
     # ------------------------------------------------------------------ side files
+
+    @cached_property
+    def event_frames(self) -> list[dict[str, Any]]:
+        """The ``EVENT`` frames sessions received for a Group, in the order recorded."""
+        return [f for f in self.side["frames"] if f["frameType"] == "EVENT" and f.get("groupId")]
+
+    @cached_property
+    def snapshot_bundles(self) -> dict[str, SnapshotBundle]:
+        """Snapshot ID → the Group Snapshot and body the bus served (the last one recorded)."""
+        return {
+            s["snapshotId"]: SnapshotBundle(snapshot=s["snapshot"], body=s["body"])
+            for s in self.side["snapshots"]
+        }
+
+    def verified_snapshot(
+        self, snapshot_id: str, reference: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """``verify_snapshot`` of the served snapshot ``snapshot_id`` against ``reference``
+        (which it reads only for ``snapshotHash``) and the log's Registry: its Events, or the
+        ``ProtocolError`` it raised. Each snapshot is verified once per reference hash."""
+        key = (snapshot_id, reference.get("snapshotHash"))
+        if key not in self._snapshots:
+            try:
+                bundle = self.snapshot_bundles[snapshot_id]
+                self._snapshots[key] = verify_snapshot(bundle, reference, self.registry)
+            except ProtocolError as exc:
+                self._snapshots[key] = exc
+        outcome = self._snapshots[key]
+        if isinstance(outcome, ProtocolError):
+            raise outcome
+        return list(outcome)
 
     def probes(self, name: str) -> list[dict[str, Any]]:
         """The probes named ``name`` (or starting with ``name:``)."""

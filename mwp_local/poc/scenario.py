@@ -267,7 +267,8 @@ def run_scenario(
     if worker is not None and not sb.finished():
         _dump_restart(sb, rec, worker)
     if probes:
-        run_probes(sb, rec, phase="during")
+        with sb.write_behind():  # one commit for the probes, not one per probe
+            run_probes(sb, rec, phase="during")
     prefix_end = _prefix_end(spec)
     with sb.write_behind():
         while mode == "threads" and sb.clock.now_us() < prefix_end and sb.steps < max_steps:
@@ -283,7 +284,8 @@ def run_scenario(
                 if probes:
                     step_probes(sb, rec, fired)
     if probes:
-        run_probes(sb, rec, phase="after")
+        with sb.write_behind():
+            run_probes(sb, rec, phase="after")
     sb.settle_delivery()  # what is still in flight (threads stop mid-round) reaches everyone
     _dump_end(sb, rec, sb.delivery, list(sb.runtimes))
     rec.write()
