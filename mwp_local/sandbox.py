@@ -24,6 +24,9 @@ inside ``run()`` therefore loses up to the last 256 actions and leaves a consist
 holds in threads mode too, where the agents' threads stage into the same tail; with write-behind
 turned off (``log.allow_write_behind = False``, as ``--print-acks`` does) every Command is
 durable before it is acknowledged, concurrent Commands sharing one transaction (group commit).
+Artifact content a Worker delivers is stored in ``DIR/blobs`` before its Command is submitted;
+inside write-behind the blob's fsyncs are deferred and done just before the log write that makes
+that Command durable (``BlobStore.sync`` as the store's ``before_write``), never after it.
 
 With a ``[delivery]`` table every committed Event reaches the agents through the delivery bus in
 both modes (``delivery.driver.BusDriver``): step mode runs its rounds between actions, threads
@@ -67,6 +70,7 @@ from .sim.clock import VirtualClock, timestamp
 from .sim.external import ExternalSystem, token_check_for
 from .sim.mission_file import AgentSpec, MissionFile
 from .sim.mission_file import load as load_mission_file
+from .store.duckdb_log import DuckDBLogStore
 from .store.views import sql as run_sql
 
 _TERMINAL = (MissionState.APPROVED, MissionState.CANCELLED, MissionState.FAILED)
@@ -121,6 +125,13 @@ class Sandbox:
         )
         if config is not None:
             self.log.authority.config = config
+        #: Where ``_store_blobs`` puts Workers' deliverables; inside write-behind their fsyncs
+        #: wait for the log write that makes the Commands naming them durable.
+        self._blobs = BlobStore(self.directory / "blobs")
+        self._defer_blobs = False
+        if isinstance(self.log.store, DuckDBLogStore):
+            self.log.store.before_write = self._blobs.sync
+            self._defer_blobs = True
         self.external = ExternalSystem(check=token_check_for(self._check_token))
         self.runtimes: list[AgentRuntime] = self._runtimes()
         #: The delivery bus, when the mission file has a ``[delivery]`` table (else Events go
@@ -236,9 +247,9 @@ class Sandbox:
             policy.on_external(call, ok=record.ok, refused=record.outcome == "refused")
 
     def _store_blobs(self, blobs: dict[str, bytes]) -> None:
-        store = BlobStore(self.directory / "blobs")
+        defer = self._write_behind and self._defer_blobs
         for expected, content in blobs.items():
-            ref = store.put(content)
+            ref = self._blobs.put(content, defer_sync=defer)
             if ref.sha256 != expected:  # a Worker bug, never silently accepted
                 raise RuntimeError(f"blob hash mismatch: {expected} != {ref.sha256}")
 
@@ -281,7 +292,9 @@ class Sandbox:
             self.flush()
 
     def flush(self) -> None:
-        """Make everything durable: the Group log first, then each Worker's local file."""
+        """Make everything durable: Artifact blobs, the Group log, then each Worker's local
+        file."""
+        self._blobs.sync()
         self.log.flush()
         for runtime in self.runtimes:
             runtime.flush()
@@ -551,7 +564,9 @@ class Sandbox:
         return [e.document for e in self.log.store.events()]
 
     def close(self) -> None:
-        """Flush the log, then flush and close every agent's local store, then the log."""
+        """Flush blobs and the log, then flush and close every agent's local store, then the
+        log."""
+        self._blobs.sync()
         self.log.flush()
         for runtime in self.runtimes:
             runtime.close()

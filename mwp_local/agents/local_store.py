@@ -325,8 +325,10 @@ def _insert(con: Any, table: str, rows: Sequence[tuple[Any, ...]]) -> None:
         return
     import pyarrow as pa
 
+    from ..store.duckdb_writes import insert_arrow
+
     columns = list(zip(*rows, strict=True))
-    con.from_arrow(pa.table({f"c{n}": list(c) for n, c in enumerate(columns)})).insert_into(table)
+    insert_arrow(con, table, pa.table({f"c{n}": list(c) for n, c in enumerate(columns)}))
 
 
 def agent_file(directory: Path, name: str) -> Path:

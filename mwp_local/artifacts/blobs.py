@@ -16,6 +16,15 @@ is fsynced and then renamed onto its content address; the index entry follows th
 same content always lands at the same path with the same bytes, so repeating a ``put`` (or two
 writers racing) is harmless, and a crash leaves at most a stray temporary file.
 
+``put(..., defer_sync=True)`` is for a writer that makes the log entries naming the content durable
+only later anyway (the Sandbox inside write-behind): the new files are renamed into place unsynced
+and remembered, and ``sync()`` fsyncs them and their directories in one go; the Sandbox has the
+Group log call it before every write of the log, so a blob is never less durable than a log entry
+naming it. Until then a crash may leave such a blob or index entry missing or truncated: reads
+refuse it (below) and putting the content again repairs it. A deferred ``put`` never leaves
+unsynced bytes in place of an existing file (which a durable log entry may already name): such a
+replacement is synced first, as without ``defer_sync``.
+
 Every read verifies BOTH digests and the size against the index before anything is handed on
 (``get``, ``copy_to``, ``verify``); the streaming ``open`` checks before it returns the final
 bytes. A mismatch, a truncated or extended file or a missing blob raises
@@ -36,6 +45,7 @@ import io
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -159,7 +169,8 @@ def _side_pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync_path(path: Path) -> None:
+    """fsync a file or a directory, by name."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -171,7 +182,8 @@ class BlobStore:
     """The content-addressed blob directory of one sandbox (``DIR/blobs``).
 
     ``durable=False`` skips the fsyncs (tests, throw-away demos); the writes stay atomic.
-    Safe to share between threads: every write goes through its own temporary file.
+    Safe to share between threads: every write goes through its own temporary file, and renames
+    and ``sync`` are serialized by a lock.
     """
 
     def __init__(self, root: Path | str, *, durable: bool = True) -> None:
@@ -180,6 +192,11 @@ class BlobStore:
         self._tmp = self.root / "tmp"
         self._index = self.root / "sha256"
         self._ready = False
+        #: Serializes renames onto final paths with the bookkeeping of deferred fsyncs.
+        self._sync_lock = threading.Lock()
+        #: Renamed into place by a deferred ``put`` and not fsynced yet (files, directories).
+        self._unsynced_files: dict[Path, None] = {}
+        self._unsynced_dirs: dict[Path, None] = {}
 
     def _prepare(self) -> None:
         # Directories are made on the first write only, so reading (verify-log) changes nothing.
@@ -208,27 +225,49 @@ class BlobStore:
 
     # ------------------------------------------------------------------ writing
 
-    def put(self, source: bytes | bytearray | memoryview | os.PathLike[str] | BinaryIO) -> BlobRef:
+    def put(
+        self,
+        source: bytes | bytearray | memoryview | os.PathLike[str] | BinaryIO,
+        *,
+        defer_sync: bool = False,
+    ) -> BlobRef:
         """Store content and return its reference; idempotent.
 
         ``source`` is the content itself, a path (``pathlib.Path`` or another ``os.PathLike``)
         of a file to stream in, or a binary stream read chunk by chunk. A plain ``str`` is
-        refused: it is ambiguous between a path and text.
+        refused: it is ambiguous between a path and text. With ``defer_sync`` the content is
+        durable only after the next ``sync()`` (see the module docstring).
         """
+        defer = defer_sync and self.durable
         if isinstance(source, bytes | bytearray | memoryview):
             data = bytes(source)
-            return self._put_stream([data], len(data))
+            return self._put_stream([data], len(data), defer)
         if isinstance(source, str):
             raise TypeError("put() takes bytes, a Path or a binary stream, not str")
         if isinstance(source, os.PathLike):
             path = Path(source)
             with path.open("rb") as stream:
-                return self._put_stream(_chunks(stream), path.stat().st_size)
+                return self._put_stream(_chunks(stream), path.stat().st_size, defer)
         if hasattr(source, "read"):
-            return self._put_stream(_chunks(source), None)
+            return self._put_stream(_chunks(source), None, defer)
         raise TypeError(f"cannot store a {type(source).__name__}")
 
-    def _put_stream(self, chunks: Iterable[bytes], size_hint: int | None) -> BlobRef:
+    def sync(self) -> None:
+        """Make every deferred ``put`` durable: fsync its files, then their directories.
+        A no-op when nothing waits; on failure what waits stays remembered."""
+        with self._sync_lock:
+            for path in (*self._unsynced_files, *self._unsynced_dirs):
+                _fsync_path(path)
+            self._unsynced_files.clear()
+            self._unsynced_dirs.clear()
+
+    @property
+    def unsynced(self) -> tuple[Path, ...]:
+        """The files and directories a deferred ``put`` left for ``sync`` to fsync."""
+        with self._sync_lock:
+            return (*self._unsynced_files, *self._unsynced_dirs)
+
+    def _put_stream(self, chunks: Iterable[bytes], size_hint: int | None, defer: bool) -> BlobRef:
         self._prepare()
         sha, b3 = _hashers(size_hint)
         size = 0
@@ -248,24 +287,41 @@ class BlobStore:
                         out.write(chunk)
                     size += len(chunk)
                 out.flush()
-                if self.durable:
+                if self.durable and not defer:
                     os.fsync(out.fileno())
             ref = BlobRef(sha256="sha256:" + sha.hexdigest(), b3=b3.hexdigest(), size=size)
-            target = self.blob_path(ref.b3)
-            created = not target.parent.exists()
-            target.parent.mkdir(exist_ok=True)
             # The blob goes first, so an index entry never names content that is not there.
-            os.replace(tmp, target)
-            if self.durable:
-                _fsync_dir(target.parent)
-                if created:
-                    _fsync_dir(self.root)
-            self._write_index(ref)
+            self._install(tmp, self.blob_path(ref.b3), self.root, defer=defer)
+            self._write_index(ref, defer=defer)
             return ref
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _write_index(self, ref: BlobRef) -> None:
+    def _install(self, tmp: Path, target: Path, top: Path, *, defer: bool) -> None:
+        """Rename the written temporary file onto ``target`` (making its directory below
+        ``top``), then fsync the directories, or with ``defer`` leave the file and directories
+        for ``sync``. ``tmp`` is already fsynced unless ``defer``; it is fsynced here when it
+        replaces an existing file."""
+        created = not target.parent.exists()
+        target.parent.mkdir(exist_ok=True)
+        if not self.durable:
+            os.replace(tmp, target)
+            return
+        with self._sync_lock:
+            if defer and not target.exists():
+                os.replace(tmp, target)
+                self._unsynced_files[target] = None
+                self._unsynced_dirs[target.parent] = None
+                self._unsynced_dirs[top] = None  # whoever made the directory may not be done
+                return
+            if defer:
+                _fsync_path(tmp)
+            os.replace(tmp, target)
+            _fsync_path(target.parent)
+            if created:
+                _fsync_path(top)
+
+    def _write_index(self, ref: BlobRef, *, defer: bool = False) -> None:
         path = self._index_path(ref.sha256)
         entry = f"{ref.b3} {ref.size}\n".encode("ascii")
         try:
@@ -273,20 +329,14 @@ class BlobStore:
                 return
         except FileNotFoundError:
             pass
-        created = not path.parent.exists()
-        path.parent.mkdir(exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="index-")
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(entry)
                 out.flush()
-                if self.durable:
+                if self.durable and not defer:
                     os.fsync(out.fileno())
-            os.replace(tmp_name, path)
-            if self.durable:
-                _fsync_dir(path.parent)
-                if created:
-                    _fsync_dir(self._index)
+            self._install(Path(tmp_name), path, self._index, defer=defer)
         finally:
             Path(tmp_name).unlink(missing_ok=True)
 

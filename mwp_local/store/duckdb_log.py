@@ -23,6 +23,10 @@ log); then one transaction inserts the Arrow tables, deletes the projection keys
 touches and inserts the upserted rows, and commits. On any failure the transaction is rolled back
 and the in-memory head is untouched. Commits are serialized by a lock (one writer); every read
 runs on its own ``cursor()``, so reads from other threads see whole batches only.
+
+``before_write``, when set, is called before each commit and each flush of staged batches
+(whatever triggered it), and its failure fails that write: the Sandbox makes the Artifact blobs
+it stored unsynced durable there, so a durable log entry never names content that is not.
 """
 
 from __future__ import annotations
@@ -123,6 +127,8 @@ class DuckDBLogStore:
         self.max_staged = max_staged
         self._staged: list[Staged] = []
         self._staged_receipts: set[tuple[str, str]] = set()
+        #: Called (write lock held) before each write of log rows; see the module docstring.
+        self.before_write: Callable[[], None] | None = None
         #: Why the store refuses further use (a failed write-behind flush), else None.
         self._failed: str | None = None
         config: dict[str, str | bool | int | float | list[str]] = {}
@@ -313,6 +319,8 @@ class DuckDBLogStore:
                 self._apply_change(writer, change)
 
         try:
+            if self.before_write is not None:
+                self.before_write()
             self._transaction(writer, write)
         except BaseException as exc:
             with suppress(duckdb.Error, LogStoreError):

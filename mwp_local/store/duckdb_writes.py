@@ -27,9 +27,13 @@ PARAMETER_ROWS = 16
 
 
 def insert_arrow(writer: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    """Insert Arrow rows in one statement (columns match by position). Measured: as cheap as a
-    replacement scan; ``register``/``unregister`` costs 1 to 2 ms more per commit."""
-    writer.from_arrow(rows).insert_into(table)
+    """Insert Arrow rows in one statement (columns match by position), which reads them by
+    DuckDB's replacement scan of the local variable ``mwp_arrow_rows`` (no table or view has
+    that name). Measured with DuckDB 2.0: 0.2 to 0.45 ms a statement cheaper than
+    ``from_arrow(rows).insert_into(table)``, whose Python relation layer binds the relation
+    separately first; ``register``/``unregister`` costs 1 to 2 ms more per commit."""
+    mwp_arrow_rows = rows  # noqa: F841 (read by name by the statement)
+    writer.execute(f"INSERT INTO {table} SELECT * FROM mwp_arrow_rows")
 
 
 def apply_change(writer: duckdb.DuckDBPyConnection, change: TableChange) -> None:

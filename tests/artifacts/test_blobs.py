@@ -212,3 +212,55 @@ def test_reading_a_store_creates_nothing(tmp_path: Path) -> None:
     with pytest.raises(ArtifactIntegrityError):
         store.verify("sha256:" + "2" * 64)
     assert not (tmp_path / "blobs").exists()
+
+
+def _record_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record the path of every fsync from now on (and still do it)."""
+    synced: list[Path] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(Path(os.readlink(f"/proc/self/fd/{fd}")))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_a_deferred_put_syncs_nothing_until_sync_then_file_index_and_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    synced = _record_fsyncs(monkeypatch)
+    ref = store.put(CONTENT, defer_sync=True)
+    assert synced == []
+    assert store.get(ref.sha256) == CONTENT  # readable at once
+    blob, index = store.blob_path(ref.b3), store._index_path(ref.sha256)
+    waiting = {blob, index, blob.parent, index.parent, store.root, store._index}
+    assert set(store.unsynced) == waiting
+    store.sync()
+    assert set(synced) == waiting
+    assert synced.index(blob) < synced.index(blob.parent)  # files before their directories
+    assert store.unsynced == ()
+    synced.clear()
+    store.sync()  # nothing waits: no fsync
+    assert synced == []
+
+
+def test_a_deferred_put_over_an_existing_file_syncs_the_replacement_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    ref = store.put(CONTENT)  # durable: a log entry may name it already
+    store.blob_path(ref.b3).write_bytes(b"")  # lost to a crash, say
+    synced = _record_fsyncs(monkeypatch)
+    assert store.put(CONTENT, defer_sync=True) == ref
+    assert store.get(ref.sha256) == CONTENT
+    assert store.blob_path(ref.b3).parent in synced  # renamed over and synced at once
+    assert store.unsynced == ()  # the index entry was already right
+
+
+def test_a_store_that_is_not_durable_defers_nothing(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path / "blobs", durable=False)
+    store.put(CONTENT, defer_sync=True)
+    assert store.unsynced == ()

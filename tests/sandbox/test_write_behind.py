@@ -155,3 +155,35 @@ def test_threads_mode_writes_behind_and_no_worker_file_gets_ahead_of_the_log(
     assert sandbox.log.store.staged == 0  # type: ignore[attr-defined]
     assert verify_log(sandbox.log.org, sandbox.log.store).ok
     sandbox.close()
+
+
+def test_write_behind_syncs_each_blob_before_the_log_write_that_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox = Sandbox(tmp_path / "s", SAMPLES / "learn.toml")
+    store, blobs = sandbox.log.store, sandbox._blobs
+    deferred: list[int] = []
+    put = blobs.put
+
+    def counting_put(content: Any, *, defer_sync: bool = False) -> Any:
+        ref = put(content, defer_sync=defer_sync)
+        deferred.append(len(blobs.unsynced))
+        return ref
+
+    writes: list[tuple[Path, ...]] = []
+    transaction = store._transaction  # type: ignore[attr-defined]
+
+    def checked(*args: Any) -> None:
+        writes.append(blobs.unsynced)  # what a crash during this log write could lose
+        transaction(*args)
+
+    monkeypatch.setattr(blobs, "put", counting_put)
+    monkeypatch.setattr(store, "_transaction", checked)
+    sandbox.run()
+    assert deferred and max(deferred) > 0  # blobs waited for their log write ...
+    assert writes and all(waiting == () for waiting in writes)  # ... and none outlived it
+    assert blobs.unsynced == ()
+    for _ in range(3):  # outside write-behind every blob is durable when put
+        sandbox.step()
+    assert blobs.unsynced == ()
+    sandbox.close()

@@ -218,3 +218,26 @@ def test_a_failed_single_commit_changes_nothing(
         assert snapshot(store) == before
         store.commit(LogFactory(sequences={GROUP_A: 2}).batch(1))  # still usable
         assert store.event_count() == 3
+
+
+def test_before_write_runs_before_every_write_and_its_failure_fails_it(tmp_path: Path) -> None:
+    factory = LogFactory()
+    calls: list[int] = []
+    with DuckDBLogStore(tmp_path / "log.duckdb") as store:
+        store.before_write = lambda: calls.append(store.event_count())
+        store.commit(factory.batch(1))
+        store.stage(factory.batch(1))
+        assert calls == [1]  # staging writes nothing
+        store.rejections()  # a read flushes the queue
+        assert calls == [1, 2]
+        store.flush()  # nothing staged: nothing written
+        assert calls == [1, 2]
+
+        def broken() -> None:
+            raise OSError("fsync failed")
+
+        store.before_write = broken
+        with pytest.raises(OSError, match="fsync failed"):
+            store.commit(factory.batch(1))
+        store.before_write = None
+        assert store.event_count() == 2  # the commit wrote nothing
