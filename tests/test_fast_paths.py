@@ -10,7 +10,8 @@
 * the DuckDB store's projection statements (``VALUES`` parameters, ``unnest`` deletes of many
   composite keys) against the in-memory store;
 * the Authority's reuse of canonical bytes: stored texts equal ``canonicalize`` of the documents;
-  replay with signature verification gives the same state and refuses a forged Event.
+  replay with signature verification gives the same state and refuses a forged Event;
+* ``derived_uuid``'s own formatting against ``uuid.UUID(bytes=..., version=4)``.
 
 No speed is measured here.
 """
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import enum
 import functools
+import hashlib
 import random
+import uuid
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -28,6 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mwp_local.authority.context import derived_uuid
 from mwp_local.protocol import documents, ed25519, jcs
 from mwp_local.protocol.documents import Problem
 from mwp_local.protocol.errors import ProtocolError
@@ -352,3 +356,16 @@ def test_replay_with_signature_checks_gives_the_same_state_and_refuses_a_forgery
         replay(world.org, forged, verify_signatures=True)
     assert refused.value.reason == "signature-mismatch"
     forged.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(), min_size=1, max_size=4))
+def test_derived_uuid_formats_what_uuid_makes_of_the_digest(parts: list[str]) -> None:
+    try:
+        digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
+    except UnicodeEncodeError:  # lone surrogates: both paths refuse them
+        with pytest.raises(UnicodeEncodeError):
+            derived_uuid(*parts)
+        return
+    expected = "urn:uuid:" + str(uuid.UUID(bytes=digest[:16], version=4))
+    assert derived_uuid(*parts) == expected

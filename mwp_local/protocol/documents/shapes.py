@@ -314,11 +314,13 @@ class Const(Shape):
 class Enum(Shape):
     """``enum``: one of these JSON values. ``what`` names the set for long lists."""
 
-    __slots__ = ("keys", "values", "what")
+    __slots__ = ("keys", "strings", "values", "what")
 
     def __init__(self, *values: object, what: str | None = None) -> None:
         self.values = tuple(v.value if isinstance(v, _PyEnum) else v for v in values)
         self.keys = frozenset(json_key(v) for v in self.values)
+        #: The string values: a ``str`` is allowed exactly when it equals one of them.
+        self.strings = frozenset(v for v in self.values if isinstance(v, str))
         self.what = what
 
     @classmethod
@@ -337,4 +339,6 @@ class Enum(Shape):
         out.append(Problem(at, msg, "enum"))
 
     def ok(self, value: object) -> bool:
+        if type(value) is str:  # json_key of a string is ("str", value)
+            return value in self.strings
         return json_key(value) in self.keys

@@ -82,7 +82,11 @@ class Arr(Shape):
             for item in value:
                 if not items.ok(item):
                     return False
-        return not self.unique or len({json_key(item) for item in value}) == count
+        if not self.unique:
+            return True
+        if all(type(item) is str for item in value):  # json_key of a string is ("str", it)
+            return len(set(value)) == count
+        return len({json_key(item) for item in value}) == count
 
 
 def _check_min_items(value: list[Any], min_items: int | None, at: Path, out: list[Problem]) -> None:
