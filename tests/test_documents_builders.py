@@ -274,3 +274,17 @@ def test_the_project_never_names_the_official_schema_urls() -> None:
         and "missionweaveprotocol.dev/schemas" in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+def test_the_runtime_path_imports_no_typed_builder() -> None:
+    """The typed builders are imported on first use only (start-up): a Sandbox, the proof of
+    concept and its checks validate with shapes and never load ``documents.values``."""
+    code = (
+        "import sys\n"
+        "import mwp_local.cli.poc, mwp_local.poc.checks, mwp_local.poc.scenario, mwp_local.sandbox\n"
+        "from mwp_local.protocol import documents\n"
+        "assert not [m for m in sys.modules if '.documents.values' in m], sorted(sys.modules)\n"
+        "documents.WorkContract  # the first read imports its module\n"
+        "assert 'mwp_local.protocol.documents.values.work' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

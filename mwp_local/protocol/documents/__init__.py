@@ -8,127 +8,60 @@ of the 21 document schemas by name (the schema file stem, e.g. ``"command"`` or
 area; no JSON Schema library is used and no schema file is read. Validation is structural only:
 state machines, epochs, signatures and authorization are checked elsewhere. Nothing here
 performs I/O.
+
+The shapes, string enumerations and functions are imported with this package. The typed
+builders live in :mod:`.values` (one module per schema module) and are imported only when one of
+their names is first read from this package (``__getattr__``, PEP 562), because building some
+seventy dataclasses is a noticeable part of start-up and the runtime path only validates.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from .agent import (
-    AGENT_CARD,
-    PRESENCE_RECORD,
-    AgentCard,
-    AgentStatus,
-    CapabilityAvailability,
-    CapabilityDescriptor,
-    CapabilityStatus,
-    Capacity,
-    Endpoint,
-    PresenceRecord,
-    PresenceStatus,
-)
+from .agent import AGENT_CARD, PRESENCE_RECORD, AgentStatus, CapabilityStatus, PresenceStatus
 from .artifacts import (
     ARTIFACT,
     CONTEXT_PACKAGE,
     EVIDENCE,
     GROUP_SNAPSHOT,
-    Artifact,
-    ArtifactProducer,
-    ContextDecision,
-    ContextPackage,
-    Evidence,
     EvidenceResult,
-    EvidenceSubject,
     EvidenceType,
-    GroupSnapshot,
-    ModelVersion,
-    PolicyLogEntry,
-    SourceEventRange,
     SubjectType,
-    ToolVersion,
 )
-from .command import COMMAND, Command
-from .common import (
-    PROTOCOL_VERSION,
-    AcceptanceCriterion,
-    Actor,
-    ActorType,
-    Budget,
-    CapabilityRef,
-    Classification,
-    EvidenceRequirement,
-    Extension,
-    PublicKey,
-    ResourceGrant,
-    Signature,
-)
+from .command import COMMAND
+from .common import PROTOCOL_VERSION, ActorType, Classification, EvidenceRequirement
 from .conversation import (
     CONVERSATION,
     MESSAGE,
     AccessMode,
-    ArtifactRefContent,
-    Conversation,
-    ConversationAccess,
     ConversationState,
     ConversationType,
-    DataRefContent,
-    Message,
     MessageKind,
-    TextContent,
 )
-from .event import EVENT, Cause, CauseType, Event
-from .frame import (
-    WEBSOCKET_FRAME,
-    AckFrame,
-    Acknowledgement,
-    Attention,
-    CommandFrame,
-    ErrorFrame,
-    EventFrame,
-    Frame,
-    FrameType,
-    GroupSubscription,
-    HelloClientInit,
-    HelloClientResponse,
-    HelloPhase,
-    HelloServerAccept,
-    HelloServerChallenge,
-    PingFrame,
-    SubscribeFrame,
-    frame_from_json,
-)
+from .event import EVENT, CauseType
+from .frame import WEBSOCKET_FRAME, FrameType, HelloPhase
 from .governance import (
     APPROVAL,
     ERROR,
     EXTENSION_PROFILE,
     FIRST_ADMISSION_RECORD,
-    Approval,
     ApprovalDecision,
     ApprovalKind,
     DocumentKind,
-    Error,
-    ExtensionProfile,
-    FirstAdmissionRecord,
 )
 from .kinds import CommandKind, EventKind
-from .lease import LEASE, Lease, LeaseState, LeaseType
+from .lease import LEASE, LeaseState, LeaseType
 from .mission import (
     GROUP,
     MEMBERSHIP,
     MISSION,
-    ApprovalPolicy,
-    CoordinatorRef,
-    DelegationGrant,
-    Group,
     GroupState,
-    Membership,
     MembershipRole,
     MembershipState,
-    Mission,
-    MissionParent,
     MissionState,
-    PinnedProfile,
 )
 from .shapes import Problem, Shape
 from .wire import WireObject, schema_error
@@ -138,22 +71,100 @@ from .work import (
     Backoff,
     CapacityStatus,
     DeclineReason,
-    Deliverable,
     ExecutionApproval,
     OfferStatus,
-    RetryPolicy,
-    ScheduleEstimate,
-    SelectionBasis,
     SideEffectRisk,
     Urgency,
-    WorkContract,
-    WorkItem,
     WorkItemState,
-    WorkOffer,
-    WorkOwner,
-    WorkProgress,
-    WorkSubmission,
 )
+
+if TYPE_CHECKING:
+    from .values.agent import (
+        AgentCard,
+        CapabilityAvailability,
+        CapabilityDescriptor,
+        Capacity,
+        Endpoint,
+        PresenceRecord,
+    )
+    from .values.artifacts import (
+        Artifact,
+        ArtifactProducer,
+        ContextDecision,
+        ContextPackage,
+        Evidence,
+        EvidenceSubject,
+        GroupSnapshot,
+        ModelVersion,
+        PolicyLogEntry,
+        SourceEventRange,
+        ToolVersion,
+    )
+    from .values.command import Command
+    from .values.common import (
+        AcceptanceCriterion,
+        Actor,
+        Budget,
+        CapabilityRef,
+        Extension,
+        PublicKey,
+        ResourceGrant,
+        Signature,
+    )
+    from .values.conversation import (
+        ArtifactRefContent,
+        Conversation,
+        ConversationAccess,
+        DataRefContent,
+        Message,
+        TextContent,
+    )
+    from .values.event import Cause, Event
+    from .values.frame import (
+        AckFrame,
+        Acknowledgement,
+        Attention,
+        CommandFrame,
+        ErrorFrame,
+        EventFrame,
+        Frame,
+        GroupSubscription,
+        HelloClientInit,
+        HelloClientResponse,
+        HelloServerAccept,
+        HelloServerChallenge,
+        PingFrame,
+        SubscribeFrame,
+        frame_from_json,
+    )
+    from .values.governance import Approval, Error, ExtensionProfile, FirstAdmissionRecord
+    from .values.lease import Lease
+    from .values.mission import (
+        ApprovalPolicy,
+        CoordinatorRef,
+        DelegationGrant,
+        Group,
+        Membership,
+        Mission,
+        MissionParent,
+        PinnedProfile,
+    )
+    from .values.work import (
+        Deliverable,
+        RetryPolicy,
+        ScheduleEstimate,
+        SelectionBasis,
+        WorkContract,
+        WorkItem,
+        WorkOffer,
+        WorkOwner,
+        WorkProgress,
+        WorkSubmission,
+    )
+
+    #: The typed builder of each document schema (frames have one class per frame type: see
+    #: :func:`frame_from_json`).
+    DOCUMENT_CLASSES: Mapping[str, type[WireObject]]
 
 #: Every document schema by name (the schema file stem), in the order of section 21.
 SCHEMAS: Final[Mapping[str, Shape]] = {
@@ -183,30 +194,135 @@ SCHEMAS: Final[Mapping[str, Shape]] = {
 #: The 21 document schema names (``common`` defines no document).
 SCHEMA_NAMES: Final[tuple[str, ...]] = tuple(SCHEMAS)
 
-#: The typed builder of each document schema (frames have one class per frame type: see
-#: :func:`frame_from_json`).
-DOCUMENT_CLASSES: Final[Mapping[str, type[WireObject]]] = {
-    "command": Command,
-    "event": Event,
-    "agent-card": AgentCard,
-    "presence-record": PresenceRecord,
-    "mission": Mission,
-    "group": Group,
-    "membership": Membership,
-    "conversation": Conversation,
-    "message": Message,
-    "work-contract": WorkContract,
-    "work-item": WorkItem,
-    "artifact": Artifact,
-    "evidence": Evidence,
-    "lease": Lease,
-    "approval": Approval,
-    "context-package": ContextPackage,
-    "group-snapshot": GroupSnapshot,
-    "extension-profile": ExtensionProfile,
-    "first-admission-record": FirstAdmissionRecord,
-    "error": Error,
+#: The module of :mod:`.values` that defines each typed name this package exports lazily.
+_VALUES: Final[Mapping[str, str]] = {
+    "AcceptanceCriterion": "common",
+    "AckFrame": "frame",
+    "Acknowledgement": "frame",
+    "Actor": "common",
+    "AgentCard": "agent",
+    "Approval": "governance",
+    "ApprovalPolicy": "mission",
+    "Artifact": "artifacts",
+    "ArtifactProducer": "artifacts",
+    "ArtifactRefContent": "conversation",
+    "Attention": "frame",
+    "Budget": "common",
+    "CapabilityAvailability": "agent",
+    "CapabilityDescriptor": "agent",
+    "CapabilityRef": "common",
+    "Capacity": "agent",
+    "Cause": "event",
+    "Command": "command",
+    "CommandFrame": "frame",
+    "ContextDecision": "artifacts",
+    "ContextPackage": "artifacts",
+    "Conversation": "conversation",
+    "ConversationAccess": "conversation",
+    "CoordinatorRef": "mission",
+    "DataRefContent": "conversation",
+    "DelegationGrant": "mission",
+    "Deliverable": "work",
+    "Endpoint": "agent",
+    "Error": "governance",
+    "ErrorFrame": "frame",
+    "Event": "event",
+    "EventFrame": "frame",
+    "Evidence": "artifacts",
+    "EvidenceSubject": "artifacts",
+    "Extension": "common",
+    "ExtensionProfile": "governance",
+    "FirstAdmissionRecord": "governance",
+    "Frame": "frame",
+    "Group": "mission",
+    "GroupSnapshot": "artifacts",
+    "GroupSubscription": "frame",
+    "HelloClientInit": "frame",
+    "HelloClientResponse": "frame",
+    "HelloServerAccept": "frame",
+    "HelloServerChallenge": "frame",
+    "Lease": "lease",
+    "Membership": "mission",
+    "Message": "conversation",
+    "Mission": "mission",
+    "MissionParent": "mission",
+    "ModelVersion": "artifacts",
+    "PingFrame": "frame",
+    "PinnedProfile": "mission",
+    "PolicyLogEntry": "artifacts",
+    "PresenceRecord": "agent",
+    "PublicKey": "common",
+    "ResourceGrant": "common",
+    "RetryPolicy": "work",
+    "ScheduleEstimate": "work",
+    "SelectionBasis": "work",
+    "Signature": "common",
+    "SourceEventRange": "artifacts",
+    "SubscribeFrame": "frame",
+    "TextContent": "conversation",
+    "ToolVersion": "artifacts",
+    "WorkContract": "work",
+    "WorkItem": "work",
+    "WorkOffer": "work",
+    "WorkOwner": "work",
+    "WorkProgress": "work",
+    "WorkSubmission": "work",
+    "frame_from_json": "frame",
 }
+
+#: The class name of the typed builder of each document schema, in the order of
+#: ``DOCUMENT_CLASSES`` (frames have one class per frame type: see :func:`frame_from_json`).
+_DOCUMENT_CLASS_NAMES: Final[Mapping[str, str]] = {
+    "command": "Command",
+    "event": "Event",
+    "agent-card": "AgentCard",
+    "presence-record": "PresenceRecord",
+    "mission": "Mission",
+    "group": "Group",
+    "membership": "Membership",
+    "conversation": "Conversation",
+    "message": "Message",
+    "work-contract": "WorkContract",
+    "work-item": "WorkItem",
+    "artifact": "Artifact",
+    "evidence": "Evidence",
+    "lease": "Lease",
+    "approval": "Approval",
+    "context-package": "ContextPackage",
+    "group-snapshot": "GroupSnapshot",
+    "extension-profile": "ExtensionProfile",
+    "first-admission-record": "FirstAdmissionRecord",
+    "error": "Error",
+}
+
+
+def _typed(name: str) -> Any:
+    """The typed value ``name``, importing its module of :mod:`.values` on first use."""
+    try:
+        return globals()[name]
+    except KeyError:
+        pass
+    value = getattr(importlib.import_module(f".values.{_VALUES[name]}", __name__), name)
+    globals()[name] = value  # later reads skip __getattr__
+    return value
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above, and no catch-all for typos
+
+    def __getattr__(name: str) -> Any:
+        """The typed builders and ``DOCUMENT_CLASSES``, imported on first access (PEP 562)."""
+        if name in _VALUES:
+            return _typed(name)
+        if name == "DOCUMENT_CLASSES":
+            classes = {schema: _typed(cls) for schema, cls in _DOCUMENT_CLASS_NAMES.items()}
+            globals()[name] = classes
+            return classes
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """Every name of the package, the typed builders included before they are imported."""
+    return sorted({*globals(), *_VALUES, "DOCUMENT_CLASSES"})
 
 
 def _shape(schema_name: str) -> Shape:
@@ -244,9 +360,12 @@ def document_from_json(schema_name: str, doc: Any) -> WireObject:
     """Validate ``doc`` against the named schema and build its typed value."""
     validate(schema_name, doc)
     if schema_name == "websocket-frame":
+        from .values.frame import frame_from_json
+
         frame: WireObject = frame_from_json(doc)
         return frame
-    return DOCUMENT_CLASSES[schema_name].from_validated_json(doc)
+    cls: type[WireObject] = _typed(_DOCUMENT_CLASS_NAMES[schema_name])
+    return cls.from_validated_json(doc)
 
 
 __all__ = [

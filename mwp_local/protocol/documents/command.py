@@ -1,15 +1,14 @@
 """``command.schema.json``: the signed Command envelope (section 15.1).
 
 Owns the Command shape, including the ten conditional rules that tie the actor type and the kind
-to the Group ID and the Session, Membership and Coordinator Epochs, and the typed
-:class:`Command`. It checks structure only: whether the epochs are *current*, the actor
-authorized or the signature valid is decided elsewhere. It must not perform I/O.
+to the Group ID and the Session, Membership and Coordinator Epochs; the typed :class:`Command`
+lives in :mod:`.values.command`. It checks structure only: whether the epochs are *current*, the
+actor authorized or the signature valid is decided elsewhere. It must not perform I/O.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Final
 
 from .common import (
     ACTOR,
@@ -22,11 +21,7 @@ from .common import (
     SAFE_INTEGER,
     SIGNATURE,
     TIMESTAMP,
-    Actor,
     ActorType,
-    Extensions,
-    ProtocolVersion,
-    Signature,
 )
 from .kinds import (
     COORDINATOR_ONLY_KINDS,
@@ -37,9 +32,8 @@ from .kinds import (
 )
 from .shapes import Const, Enum, Shape, Str
 from .structures import FREE_OBJECT, AllOf, AnyOf, Forbids, Has, If, Not, Obj, Where
-from .wire import WireObject
 
-__all__ = ["COMMAND", "EXTENSION_KIND", "Command", "CommandKind"]
+__all__ = ["COMMAND", "EXTENSION_KIND", "CommandKind"]
 
 #: An extension kind: ``ext.`` and at least three dotted lower-case segments.
 EXTENSION_KIND: Final = Str(
@@ -151,34 +145,3 @@ COMMAND: Final = Obj(
     },
     rules=COMMAND_RULES,
 )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Command(WireObject):
-    """A signed request for one structured state transition (section 15.1).
-
-    ``kind`` is a :class:`CommandKind` for core kinds and a plain string for extension kinds;
-    ``payload`` is the kind-specific free-form object.
-    """
-
-    __shape__: ClassVar[Shape] = COMMAND
-    __what__: ClassVar[str] = "command"
-
-    protocol_version: ProtocolVersion = "0.1"
-    action_id: str
-    actor: Actor
-    session_epoch: int | None = None
-    membership_epoch: int | None = None
-    coordinator_epoch: int | None = None
-    group_id: str | None = None
-    conversation_id: str | None = None
-    work_item_id: str | None = None
-    cooperation_override_grant_id: str | None = None
-    kind: CommandKind | str
-    expected_revision: int | None = None
-    correlation_id: str
-    caused_by_event_id: str | None = None
-    issued_at: str
-    payload: dict[str, Any]
-    extensions: Extensions | None = None
-    signature: Signature

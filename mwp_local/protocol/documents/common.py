@@ -1,23 +1,21 @@
-"""``common.schema.json``: the shared definitions, as shapes and as typed values.
+"""``common.schema.json``: the shared definitions, as shapes.
 
 Owns the shapes every document refers to (identifier, kind, timestamp, safe integers, semver,
 base64url, sha256, duration, actors, signature, public key, capability reference, budget,
-acceptance criterion, resource grant, classification, extensions) and the small typed values
-built from them (:class:`Actor`, :class:`Signature`, :class:`Budget`, ...). It is a hand
-transcription of the official definitions; it must not load the schema file or perform I/O.
+acceptance criterion, resource grant, classification, extensions) and their vocabularies; the
+small typed values built from them (:class:`Actor`, :class:`Signature`, :class:`Budget`, ...)
+live in :mod:`.values.common`. It is a hand transcription of the official definitions; it must
+not load the schema file or perform I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar, Final, Literal
+from typing import Final, Literal
 
 from .formats import DATE_TIME, URI
-from .shapes import ANY, Bool, Const, Enum, Int, Num, Shape, Str
+from .shapes import ANY, Bool, Const, Enum, Int, Num, Str
 from .structures import AnyOf, Arr, Obj, Where
-from .wire import WireObject
 
 PROTOCOL_VERSION: Final = "0.1"
 MAX_SAFE_INTEGER: Final = 9007199254740991
@@ -184,112 +182,3 @@ RESOURCE_GRANT: Final = Obj(
 CLASSIFICATION: Final = Enum.of(Classification)
 EXTENSION: Final = Obj({"version": SEMVER, "critical": Bool(), "data": ANY})
 EXTENSIONS: Final = Obj(additional=EXTENSION, names=ID)
-
-
-# --------------------------------------------------------------------------- typed values
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Actor(WireObject):
-    """An acting principal: its type and identifier."""
-
-    __shape__: ClassVar[Shape] = ACTOR
-    __what__: ClassVar[str] = "actor"
-
-    type: ActorType
-    id: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Signature(WireObject):
-    """An Ed25519 signature over a document's signing bytes (section 6.4)."""
-
-    __shape__: ClassVar[Shape] = SIGNATURE
-    __what__: ClassVar[str] = "signature"
-
-    key_id: str
-    created_at: str
-    value: str
-    algorithm: Literal["Ed25519"] = "Ed25519"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PublicKey(WireObject):
-    """A public key listed in an Agent Card, with its validity window."""
-
-    __shape__: ClassVar[Shape] = PUBLIC_KEY
-    __what__: ClassVar[str] = "public key"
-
-    key_id: str
-    public_key: str
-    valid_from: str
-    algorithm: Literal["Ed25519"] = "Ed25519"
-    valid_until: str | None = None
-    revoked_at: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CapabilityRef(WireObject):
-    """A capability identifier pinned to a version."""
-
-    __shape__: ClassVar[Shape] = CAPABILITY_REF
-    __what__: ClassVar[str] = "capability reference"
-
-    id: str
-    version: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Budget(WireObject):
-    """Hard limits; at least one must be set (a financial limit needs its currency)."""
-
-    __shape__: ClassVar[Shape] = BUDGET
-    __what__: ClassVar[str] = "budget"
-
-    currency: str | None = None
-    financial_limit: int | float | None = None
-    model_token_limit: int | None = None
-    tool_call_limit: int | None = None
-    compute_seconds_limit: int | None = None
-    wall_clock_seconds_limit: int | None = None
-    external_side_effect_limit: int | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AcceptanceCriterion(WireObject):
-    """One criterion of done, and the kinds of Evidence that prove it."""
-
-    __shape__: ClassVar[Shape] = ACCEPTANCE_CRITERION
-    __what__: ClassVar[str] = "acceptance criterion"
-
-    criterion_id: str
-    description: str
-    evidence_required: tuple[EvidenceRequirement, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceGrant(WireObject):
-    """Operations allowed on one resource, with optional free-form constraints."""
-
-    __shape__: ClassVar[Shape] = RESOURCE_GRANT
-    __what__: ClassVar[str] = "resource grant"
-
-    resource: str
-    operations: tuple[str, ...]
-    constraints: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Extension(WireObject):
-    """One entry of an ``extensions`` object: profile version, criticality, opaque data."""
-
-    __shape__: ClassVar[Shape] = EXTENSION
-    __what__: ClassVar[str] = "extension"
-
-    version: str
-    critical: bool
-    data: Any
-
-
-#: The field type of every ``extensions`` member: profile URI -> entry.
-Extensions = Mapping[str, Extension]

@@ -1,16 +1,16 @@
 """``event.schema.json``: the signed Event envelope (section 15.2).
 
 Owns the Event shape (a Group Event carries its Group ID, sequence and aggregate revision; the
-two Organization-scoped facts carry none of them and are accepted by a service) and the typed
-:class:`Event` with its :class:`Cause`. It checks structure only; sequence continuity and the
-accepting authority's signature are checked elsewhere. It must not perform I/O.
+two Organization-scoped facts carry none of them and are accepted by a service) and the cause
+vocabulary; the typed :class:`Event` with its :class:`Cause` lives in :mod:`.values.event`. It
+checks structure only; sequence continuity and the accepting authority's signature are checked
+elsewhere. It must not perform I/O.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar, Final
+from typing import Final
 
 from .command import EXTENSION_KIND
 from .common import (
@@ -23,18 +23,13 @@ from .common import (
     SHA256,
     SIGNATURE,
     TIMESTAMP,
-    Actor,
     ActorType,
-    Extensions,
-    ProtocolVersion,
-    Signature,
 )
 from .kinds import ORGANIZATION_SCOPED_EVENT_KINDS, EventKind
-from .shapes import Const, Enum, Shape
+from .shapes import Const, Enum
 from .structures import FREE_OBJECT, AllOf, AnyOf, Forbids, Has, If, Obj, Where
-from .wire import WireObject
 
-__all__ = ["EVENT", "Cause", "CauseType", "Event", "EventKind"]
+__all__ = ["EVENT", "CauseType", "EventKind"]
 
 
 class CauseType(StrEnum):
@@ -88,44 +83,3 @@ EVENT: Final = Obj(
         )
     ],
 )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Cause(WireObject):
-    """What an Event follows from."""
-
-    __shape__: ClassVar[Shape] = CAUSE
-    __what__: ClassVar[str] = "cause"
-
-    type: CauseType
-    id: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Event(WireObject):
-    """An immutable accepted fact (section 15.2).
-
-    ``kind`` is an :class:`EventKind` for core kinds and a plain string for extension kinds;
-    ``payload`` is the kind-specific free-form object.
-    """
-
-    __shape__: ClassVar[Shape] = EVENT
-    __what__: ClassVar[str] = "event"
-
-    protocol_version: ProtocolVersion = "0.1"
-    event_id: str
-    group_id: str | None = None
-    sequence: int | None = None
-    aggregate_revision: int | None = None
-    kind: EventKind | str
-    actor: Actor
-    cause: Cause
-    correlation_id: str
-    conversation_id: str | None = None
-    work_item_id: str | None = None
-    occurred_at: str
-    payload: dict[str, Any]
-    accepted_by: Actor
-    command_hash: str | None = None
-    extensions: Extensions | None = None
-    signature: Signature

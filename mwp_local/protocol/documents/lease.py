@@ -1,23 +1,21 @@
 """``lease.schema.json``: fenced Coordinator, ownership, Execution and blocked leases (11.3).
 
 Owns the Lease shape (which epochs and timestamps each lease type carries, renewal bookkeeping,
-and the closure fields that only a closed lease has) and the typed :class:`Lease`. Expiry,
-renewal and fencing *decisions* are made elsewhere from these values; this module must not read
-a clock or perform I/O.
+and the closure fields that only a closed lease has) and its type and state vocabularies; the
+typed :class:`Lease` lives in :mod:`.values.lease`. Expiry, renewal and fencing *decisions* are
+made elsewhere from these values; this module must not read a clock or perform I/O.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar, Final
+from typing import Final
 
 from .common import ID, POSITIVE_INTEGER, SAFE_INTEGER, TIMESTAMP
-from .shapes import Const, Enum, Minimum, Shape, Str
+from .shapes import Const, Enum, Minimum, Str
 from .structures import Forbids, Has, If, Obj, Where
-from .wire import WireObject
 
-__all__ = ["LEASE", "Lease", "LeaseState", "LeaseType"]
+__all__ = ["LEASE", "LeaseState", "LeaseType"]
 
 
 class LeaseType(StrEnum):
@@ -106,31 +104,3 @@ LEASE: Final = Obj(
         ),
     ],
 )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Lease(WireObject):
-    """A fenced lease held by one Agent session (section 11.3)."""
-
-    __shape__: ClassVar[Shape] = LEASE
-    __what__: ClassVar[str] = "lease"
-
-    lease_id: str
-    lease_type: LeaseType
-    mission_id: str
-    group_id: str
-    work_item_id: str | None = None
-    holder_agent_id: str
-    session_epoch: int
-    coordinator_epoch: int | None = None
-    ownership_epoch: int | None = None
-    start_by: str | None = None
-    issued_at: str
-    starts_at: str
-    expires_at: str
-    grace_expires_at: str | None = None
-    state: LeaseState
-    renewal_count: int
-    last_renewed_at: str | None = None
-    closed_at: str | None = None
-    closure_reason: str | None = None
