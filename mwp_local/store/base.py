@@ -323,7 +323,7 @@ def coerce_row(table: ProjectionTable, row: Mapping[str, Any]) -> dict[str, Any]
     Missing columns become ``None``; unknown columns, a null key column or a value of the wrong
     type raise ``IntegrityError``. ``DOUBLE`` values are returned as ``float``.
     """
-    unknown = set(row) - set(table.column_names)
+    unknown = row.keys() - table.column_set
     if unknown:
         raise IntegrityError(f"{table.name}: unknown column(s) {sorted(unknown)}")
     out: dict[str, Any] = {}

@@ -94,11 +94,16 @@ class ProjectionTable:
     columns: tuple[tuple[str, str], ...]
     key: tuple[str, ...]
     description: str = ""
+    #: The column names in order (derived from ``columns``; read for every row written or
+    #: compared, so computed once).
+    column_names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    #: The same names as a set (``coerce_row`` refuses a row with any other).
+    column_set: frozenset[str] = field(init=False, repr=False, compare=False)
 
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        """The column names in order."""
-        return tuple(name for name, _ in self.columns)
+    def __post_init__(self) -> None:
+        names = tuple(name for name, _ in self.columns)
+        object.__setattr__(self, "column_names", names)
+        object.__setattr__(self, "column_set", frozenset(names))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
