@@ -282,10 +282,11 @@ def _encode_dict(value: dict[Any, Any], out: list[bytes]) -> None:
         _generic(value, out)
         return
     append = out.append
+    cached = _NAME_CACHE.get
     append(b"{")
     first = True
     for name in sorted(value):  # ASCII: code-point order equals UTF-16 order
-        encoded, after_comma = _name_bytes(name)
+        encoded, after_comma = cached(name) or _name_bytes(name)
         if first:
             append(encoded)
             first = False

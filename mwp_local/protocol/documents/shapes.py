@@ -110,7 +110,7 @@ class Str(Shape):
     names what the pattern means, for messages ("a content hash sha256:<64 hex digits>").
     """
 
-    __slots__ = ("fmt", "forbid", "hint", "max_len", "min_len", "pattern")
+    __slots__ = ("_finds", "_matches", "fmt", "forbid", "hint", "max_len", "min_len", "pattern")
 
     def __init__(
         self,
@@ -128,6 +128,9 @@ class Str(Shape):
         self.fmt = fmt
         self.forbid = Regex(forbid) if forbid is not None else None
         self.hint = hint
+        # ``ok`` calls the compiled searches directly (``Regex.search`` is the same search).
+        self._matches = self.pattern.compiled.search if self.pattern is not None else None
+        self._finds = self.forbid.compiled.search if self.forbid is not None else None
 
     def check(self, value: object, at: Path, out: list[Problem]) -> None:
         if not isinstance(value, str):
@@ -167,9 +170,11 @@ class Str(Shape):
             return False
         if self.max_len is not None and length > self.max_len:
             return False
-        if self.pattern is not None and self.pattern.search(value) is None:
+        matches = self._matches
+        if matches is not None and matches(value) is None:
             return False
-        if self.forbid is not None and self.forbid.search(value) is not None:
+        finds = self._finds
+        if finds is not None and finds(value) is not None:
             return False
         return self.fmt is None or _format_holds(self.fmt, value)
 

@@ -126,7 +126,7 @@ class Obj(Shape):
     would only repeat or mislead, and the object is invalid either way.
     """
 
-    __slots__ = ("additional", "names", "props", "required", "rules")
+    __slots__ = ("additional", "extra", "names", "props", "required", "rules")
 
     def __init__(
         self,
@@ -145,6 +145,8 @@ class Obj(Shape):
         self.required = tuple(req)
         self.props: dict[str, Shape] = {**req, **opt}
         self.additional = additional
+        #: ``additional`` when it is a shape (``ok`` asks this, not ``isinstance``, per member).
+        self.extra = additional if isinstance(additional, Shape) else None
         self.names = names
         self.rules = tuple(rules)
 
@@ -186,19 +188,20 @@ class Obj(Shape):
             if name not in value:
                 return False
         props = self.props
-        additional = self.additional
+        closed = self.additional is False
+        extra = self.extra
         names = self.names
-        for name, member in value.items():
-            if names is not None and not names.ok(name):
-                return False
-            shape = props.get(name)
-            if shape is not None:
-                if not shape.ok(member):
+        if props or closed or extra is not None or names is not None:
+            for name, member in value.items():
+                if names is not None and not names.ok(name):
                     return False
-            elif additional is False or (
-                isinstance(additional, Shape) and not additional.ok(member)
-            ):
-                return False
+                shape = props.get(name)
+                if shape is not None:
+                    if not shape.ok(member):
+                        return False
+                elif closed or (extra is not None and not extra.ok(member)):
+                    return False
+        # (With no properties, names or extra shape and anything allowed, no member can fail.)
         return all(rule.ok(value) for rule in self.rules)
 
 
