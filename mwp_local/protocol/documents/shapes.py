@@ -176,7 +176,11 @@ class Str(Shape):
         finds = self._finds
         if finds is not None and finds(value) is not None:
             return False
-        return self.fmt is None or _format_holds(self.fmt, value)
+        fmt = self.fmt
+        if fmt is None:
+            return True
+        accepted = _FORMAT_ACCEPTED.get(fmt)  # inline fast path of ``_format_holds``
+        return (accepted is not None and value in accepted) or _format_holds(fmt, value)
 
 
 #: Strings each ``format`` already accepted. A format check is a pure function of the string and
