@@ -42,7 +42,7 @@ typecheck: $(STAMP)
 test: bytecode lint typecheck
 	$(BIN)/python -m pytest
 
-# Speed against same-run ceilings (~13 min on 2 cores): prints a table, writes benchmarks/results.json.
+# Speed against same-run ceilings (13-17 min on 2 cores): prints a table, writes benchmarks/results.json.
 bench: bytecode
 	$(BIN)/python benchmarks/run.py
 
