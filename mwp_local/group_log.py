@@ -23,7 +23,7 @@ and ``rebuild_projections(verify_signatures=True)`` do it on request).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,14 +76,26 @@ def replay(
     against the Registry as it stands at that point of the log; the first failure raises its
     ``ProtocolError``.
     """
+    documents = (parse_strict(text) for text in _documents(store))
+    return fold(org, documents, store.receipts(), verify_signatures=verify_signatures)
+
+
+def fold(
+    org: Organization,
+    documents: Iterable[dict[str, Any]],
+    receipts: Iterable[ReceiptRecord],
+    *,
+    verify_signatures: bool = False,
+) -> AuthorityState:
+    """A fresh state folded from parsed Event documents in log order, then the receipts (what
+    ``replay`` does once it has read the log; a caller that parsed the log already uses this)."""
     state = AuthorityState(registry=org.registry(), organization_id=org.organization_id)
     profile = profile_for("event")
-    for text in _documents(store):
-        document = parse_strict(text)
+    for document in documents:
         if verify_signatures:
             verify_parsed(profile, document, state.registry)
         evolve(state, document)
-    for receipt in store.receipts():
+    for receipt in receipts:
         state.receipts[(receipt.actor_id, receipt.action_id)] = receipt
     state.take_touched()
     return state

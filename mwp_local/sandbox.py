@@ -125,13 +125,13 @@ class Sandbox:
         )
         if config is not None:
             self.log.authority.config = config
-        #: Where ``_store_blobs`` puts Workers' deliverables; inside write-behind their fsyncs
-        #: wait for the log write that makes the Commands naming them durable.
+        #: The sandbox's Artifact content: ``_store_blobs`` puts Workers' deliverables in (inside
+        #: write-behind their fsyncs wait for the log write that makes the Commands naming them
+        #: durable) and the Coordinators read them to review.
         self._blobs = BlobStore(self.directory / "blobs")
-        self._defer_blobs = False
-        if isinstance(self.log.store, DuckDBLogStore):
-            self.log.store.before_write = self._blobs.sync
-            self._defer_blobs = True
+        store = self.log.store
+        assert isinstance(store, DuckDBLogStore)  # init_directory makes one
+        store.before_write = self._blobs.sync
         self.external = ExternalSystem(check=token_check_for(self._check_token))
         self.runtimes: list[AgentRuntime] = self._runtimes()
         #: The delivery bus, when the mission file has a ``[delivery]`` table (else Events go
@@ -153,7 +153,7 @@ class Sandbox:
         org = self.log.org
         policies = cast_policies(
             self.spec,
-            content=BlobStore(self.directory / "blobs"),
+            content=self._blobs,
             make_worker=self._worker_policy,
             seed=self.seed,
         )
@@ -247,9 +247,8 @@ class Sandbox:
             policy.on_external(call, ok=record.ok, refused=record.outcome == "refused")
 
     def _store_blobs(self, blobs: dict[str, bytes]) -> None:
-        defer = self._write_behind and self._defer_blobs
         for expected, content in blobs.items():
-            ref = self._blobs.put(content, defer_sync=defer)
+            ref = self._blobs.put(content, defer_sync=self._write_behind)
             if ref.sha256 != expected:  # a Worker bug, never silently accepted
                 raise RuntimeError(f"blob hash mismatch: {expected} != {ref.sha256}")
 

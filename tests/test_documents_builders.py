@@ -10,6 +10,7 @@ never names the official schema URLs.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import subprocess
 import sys
 from enum import StrEnum
@@ -288,3 +289,12 @@ def test_the_runtime_path_imports_no_typed_builder() -> None:
         "assert 'mwp_local.protocol.documents.values.work' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_each_lazy_name_is_exported_by_the_values_module_it_names() -> None:
+    """``documents._VALUES`` (name → module, read before anything is imported) sends each name
+    to the ``documents.values`` module that exports it, and every name of ``__all__`` resolves."""
+    package = "mwp_local.protocol.documents.values"
+    for name, module in documents._VALUES.items():
+        assert name in importlib.import_module(f"{package}.{module}").__all__, name
+    assert all(getattr(documents, name) is not None for name in documents.__all__)

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..artifacts.blobs import BlobStore
 from ..authority import AuthorityState
-from ..authority.evolve import evolve
+from ..group_log import fold
 from ..organization import Organization
 from ..protocol.jsontext import parse_strict
 from ..sandbox_dir import LOG_FILE, load_organization
@@ -49,6 +49,16 @@ class LoggedEvent:
         return self.entry.position
 
 
+@dataclass(slots=True)
+class Derived:
+    """What a ``LogView`` has derived from its log so far (each computed once, when asked)."""
+
+    #: Projection table → its stored rows.
+    projections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    verification: VerifyReport | None = None
+    replayed: AuthorityState | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class LogView:
     """A read-only picture of one sandbox directory."""
@@ -66,7 +76,7 @@ class LogView:
     #: Acknowledged Commands (``None`` when the directory has no record of them).
     acks: tuple[dict[str, Any], ...] | None
     #: What has been derived from the log so far (see the module docstring).
-    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    derived: Derived = field(default_factory=Derived, compare=False, repr=False)
 
     def command_of(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """The accepted Command an Event was caused by, if it was caused by one."""
@@ -81,43 +91,34 @@ class LogView:
 
     def stored_projection(self, table: str) -> list[dict[str, Any]]:
         """The stored rows of a projection table, sorted by key (do not change them)."""
-        key = f"projection:{table}"
-        if key not in self.memo:
-            self.memo[key] = self.store.projection_rows(table)
-        rows: list[dict[str, Any]] = self.memo[key]
+        rows = self.derived.projections.get(table)
+        if rows is None:
+            rows = self.derived.projections[table] = self.store.projection_rows(table)
         return rows
 
     def verification(self) -> VerifyReport:
         """What ``verify-log`` finds in this directory, blobs included (one pass per view)."""
-        if "verification" not in self.memo:
+        derived = self.derived
+        if derived.verification is None:
             read = ReadLog(
                 events=[(ev.entry, ev.doc) for ev in self.events],
                 receipts=[(r, self.commands[(r.actor_id, r.action_id)]) for r in self.receipts],
                 projection_rows=self.stored_projection,
             )
             report, state = verify_read(self.org, read, BlobStore(self.directory / "blobs"))
-            self.memo["verification"] = report
-            if state is not None:
+            derived.verification = report
+            if state is not None and derived.replayed is None:
                 state.take_touched()
-                self.memo.setdefault("replayed", state)
-        verification: VerifyReport = self.memo["verification"]
-        return verification
+                derived.replayed = state
+        return derived.verification
 
     def replayed(self) -> AuthorityState:
         """The state a clean replay of the log builds, as ``group_log.replay`` makes it (folded
         once per view, or taken from ``verification``; read it, never change it)."""
-        if "replayed" not in self.memo:
-            state = AuthorityState(
-                registry=self.org.registry(), organization_id=self.org.organization_id
-            )
-            for ev in self.events:
-                evolve(state, ev.doc)
-            for receipt in self.receipts:
-                state.receipts[(receipt.actor_id, receipt.action_id)] = receipt
-            state.take_touched()
-            self.memo["replayed"] = state
-        replayed: AuthorityState = self.memo["replayed"]
-        return replayed
+        derived = self.derived
+        if derived.replayed is None:
+            derived.replayed = fold(self.org, (ev.doc for ev in self.events), self.receipts)
+        return derived.replayed
 
 
 def read_jsonl(path: Path) -> tuple[dict[str, Any], ...] | None:
