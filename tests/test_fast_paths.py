@@ -11,7 +11,8 @@
   composite keys) against the in-memory store;
 * the Authority's reuse of canonical bytes: stored texts equal ``canonicalize`` of the documents;
   replay with signature verification gives the same state and refuses a forged Event;
-* ``derived_uuid``'s own formatting against ``uuid.UUID(bytes=..., version=4)``.
+* ``derived_uuid``'s own formatting against ``uuid.UUID(bytes=..., version=4)``;
+* ``is_protocol_id``'s one-character-class shortcut against the full RFC 3986 grammar.
 
 No speed is measured here.
 """
@@ -32,7 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mwp_local.authority.context import derived_uuid
-from mwp_local.protocol import documents, ed25519, jcs
+from mwp_local.protocol import documents, ed25519, ids, jcs
 from mwp_local.protocol.documents import Problem
 from mwp_local.protocol.errors import ProtocolError
 from mwp_local.protocol.jsontext import NonFiniteNumber, parse_strict
@@ -369,3 +370,25 @@ def test_derived_uuid_formats_what_uuid_makes_of_the_digest(parts: list[str]) ->
         return
     expected = "urn:uuid:" + str(uuid.UUID(bytes=digest[:16], version=4))
     assert derived_uuid(*parts) == expected
+
+
+#: Characters that matter to the URI grammar, a few that are never allowed, and a non-ASCII one.
+_URI_CHARS = "aZ09+-.:/?#[]@!$&'()*,;=%_~ \n\"<>{}|\\^`é"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet=_URI_CHARS, max_size=24),
+        st.builds(
+            lambda scheme, rest: f"{scheme}:{rest}",
+            st.sampled_from(["urn", "https", "a+b-c.d", "9x", ""]),
+            st.text(alphabet=_URI_CHARS, max_size=24),
+        ),
+    )
+)
+def test_the_simple_identifier_shortcut_accepts_only_what_the_uri_grammar_does(text: str) -> None:
+    full = text.isascii() and ids.URI.fullmatch(text) is not None
+    if ids._SIMPLE.fullmatch(text) is not None:
+        assert full
+    assert ids.is_protocol_id(text) == full

@@ -18,9 +18,10 @@ writers racing) is harmless, and a crash leaves at most a stray temporary file.
 
 ``put(..., defer_sync=True)`` is for a writer that makes the log entries naming the content durable
 only later anyway (the Sandbox inside write-behind): the new files are renamed into place unsynced
-and remembered, and ``sync()`` fsyncs them and their directories in one go; the Sandbox has the
-Group log call it before every write of the log, so a blob is never less durable than a log entry
-naming it. Until then a crash may leave such a blob or index entry missing or truncated: reads
+and remembered, and ``sync()`` fsyncs them and their directories in one go (several fsyncs at a
+time, which share the file system's journal commits); the Sandbox has the Group log call it
+before every write of the log, so a blob is never less durable than a log entry naming it. Until
+then a crash may leave such a blob or index entry missing or truncated: reads
 refuse it (below) and putting the content again repairs it. A deferred ``put`` never leaves
 unsynced bytes in place of an existing file (which a durable log entry may already name): such a
 replacement is synced first, as without ``defer_sync``.
@@ -169,6 +170,42 @@ def _side_pool() -> ThreadPoolExecutor:
     return _POOL
 
 
+_SYNC_POOL: ThreadPoolExecutor | None = None
+#: fsyncs issued at once by ``BlobStore.sync``. Concurrent fsyncs share journal commits: on this
+#: kind of machine (ext4 on a virtual disk) 57 files and directories took 10 ms one by one and
+#: 5 ms eight at a time when the disk was idle, 212 ms and 18 ms when it was busy.
+SYNC_THREADS = 8
+
+
+def _sync_pool() -> ThreadPoolExecutor:
+    """The threads ``BlobStore.sync`` fsyncs with (fsync releases the GIL)."""
+    global _SYNC_POOL
+    if _SYNC_POOL is None:
+        _SYNC_POOL = ThreadPoolExecutor(max_workers=SYNC_THREADS, thread_name_prefix="mwp-fsync")
+    return _SYNC_POOL
+
+
+def _fsync_all(paths: list[Path]) -> None:
+    """fsync every path, several at a time; returns once all are done, raising the first
+    failure (in ``paths`` order) if any failed."""
+    if len(paths) < 2:
+        for path in paths:
+            _fsync_path(path)
+        return
+    for _ in _sync_pool().map(_fsync_path, paths):  # map re-raises a failure in order
+        pass
+
+
+def _forget_pools() -> None:
+    """After a fork: the child has none of the pools' threads, so it makes its own pools."""
+    global _POOL, _SYNC_POOL
+    _POOL = _SYNC_POOL = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
 def _fsync_path(path: Path) -> None:
     """fsync a file or a directory, by name."""
     fd = os.open(path, os.O_RDONLY)
@@ -256,8 +293,9 @@ class BlobStore:
         """Make every deferred ``put`` durable: fsync its files, then their directories.
         A no-op when nothing waits; on failure what waits stays remembered."""
         with self._sync_lock:
-            for path in (*self._unsynced_files, *self._unsynced_dirs):
-                _fsync_path(path)
+            # the files' bytes, then the directory entries naming them
+            _fsync_all(list(self._unsynced_files))
+            _fsync_all(list(self._unsynced_dirs))
             self._unsynced_files.clear()
             self._unsynced_dirs.clear()
 

@@ -27,13 +27,16 @@ and sessions are served in Agent-ID order, so step mode stays deterministic. No 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from bisect import insort
+from collections.abc import Callable, Collection, Sequence
+from operator import attrgetter
 from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.identity_memo import IdentityMemo
 from ..protocol.timestamps import format_utc
 from . import frames
-from .config import DeliveryConfig
+from .config import DeliveryConfig, Window
 from .session import ORG, BusStats, Flight, Receiver, Session
 from .snapshots import SnapshotBundle
 
@@ -57,6 +60,9 @@ class DeliveryBus:
         self.make_snapshot = make_snapshot
         self.sessions: dict[str, Session] = {}
         self.online: dict[str, dict[int, dict[str, Any]]] = {}
+        #: The keys of ``online`` in order (Groups are served in Group-ID order; kept sorted as
+        #: Groups appear rather than sorted on every feed).
+        self._groups: list[str] = []
         self.latest: dict[str, int] = {}
         #: Events at or below the retention point leave the online window (archive: the
         #: snapshot's body; the Group log keeps everything).
@@ -71,6 +77,10 @@ class DeliveryBus:
         self.handed: dict[str, dict[str, set[int]]] = {}
         self.subscriptions: list[tuple[str, dict[str, Any]]] = []
         self.stats = BusStats()
+        #: Frames the bus built and found valid. An injected duplicate queues the *same* frame
+        #: object twice, and the bus never changes a frame it built, so its second delivery
+        #: reuses the first one's verdict (``frames.check`` runs again for any other frame).
+        self._checked: IdentityMemo[dict[str, Any], dict[str, Any]] = IdentityMemo()
         self._order = 0
         self._attached = 0
 
@@ -80,7 +90,9 @@ class DeliveryBus:
         """Connect ``receiver`` (replacing an earlier session of the same Agent)."""
         self._attached += 1  # frame IDs stay unique across an Agent's successive sessions
         session = Session(
-            receiver=receiver, ids=frames.FrameIds(f"bus:{receiver.agent_id}:{self._attached}")
+            receiver=receiver,
+            ids=frames.FrameIds(f"bus:{receiver.agent_id}:{self._attached}"),
+            windows=self._windows_for(receiver.agent_id),
         )
         self.sessions[receiver.agent_id] = session
         self._subscribe(session, now_us)
@@ -114,7 +126,10 @@ class DeliveryBus:
                 self.org_events.append(event)
                 continue
             sequence = int(event["sequence"])
-            self.online.setdefault(group, {})[sequence] = event
+            if group not in self.online:
+                self.online[group] = {}
+                insort(self._groups, group)
+            self.online[group][sequence] = event
             self.latest[group] = max(self.latest.get(group, 0), sequence)
             self.retention.setdefault(group, 0)
         self._retain(now_us)
@@ -127,7 +142,7 @@ class DeliveryBus:
         window = self.config.online_window
         if window is None:
             return
-        for group in sorted(self.online):
+        for group in self._groups:
             online = self.online[group]
             if len(online) < 2 * window:
                 continue
@@ -143,7 +158,12 @@ class DeliveryBus:
         while session.org_sent < len(self.org_events):
             self._send_event(session, ORG, 0, self.org_events[session.org_sent], now_us)
             session.org_sent += 1
-        for group in sorted(self.online):
+        if session.sent == self.latest:
+            # Every Group was handed through its latest Event (most rounds): nothing to queue,
+            # none too old (a retention point never passes its Group's latest Event) and no
+            # backpressure (only queuing meets it), so the loop below would change nothing.
+            return
+        for group in self._groups:
             if group in session.paused or group in session.awaiting_snapshot:
                 continue
             after = session.sent.get(group, 0)
@@ -257,13 +277,19 @@ class DeliveryBus:
         """Whether the Group service is unreachable at ``now_us``."""
         return self.config.outage_at(now_us) is not None
 
-    def _down(self, agent: str, now_us: int) -> bool:
-        if self.outage(now_us):
-            return True
-        name = agent.rsplit(":", 1)[-1]  # windows name Agents as the mission file does
-        return any(
-            w.contains(now_us) and w.agent in (None, name, agent) for w in self.config.disconnects
-        )
+    def _windows_for(self, agent: str) -> tuple[Window, ...]:
+        """The windows that take ``agent``'s session down: every Group-service outage, then
+        the disconnects naming the Agent (as the mission file does) or nobody in particular.
+        The configuration is fixed for the bus's life, so a session's windows are found once
+        (at ``attach``) rather than on every delivery round."""
+        name = agent.rsplit(":", 1)[-1]
+        config = self.config
+        mine = tuple(w for w in config.disconnects if w.agent in (None, name, agent))
+        return (*config.outages, *mine)
+
+    @staticmethod
+    def _down(session: Session, now_us: int) -> bool:
+        return any(window.contains(now_us) for window in session.windows)
 
     def pump(self, now_us: int) -> int:
         """One delivery round for every session, in Agent-ID order (``pump_session``)."""
@@ -275,7 +301,7 @@ class DeliveryBus:
         Only this session's receiver is called, so a driver may pump each session from the
         thread that owns its receiver (holding one lock around the bus)."""
         session = self.sessions[agent]
-        if self._down(agent, now_us):
+        if self._down(session, now_us):
             if session.connected:
                 session.connected = False
                 session.queue.clear()  # what was in flight on the connection is lost
@@ -299,49 +325,69 @@ class DeliveryBus:
             delivered += count
         return delivered
 
-    def _redelivery_at(self, session: Session, group: str) -> int | None:
+    def _redelivery_at(
+        self, session: Session, group: str, in_flight: Collection[str]
+    ) -> int | None:
         """When the bus resends a Group from the acknowledged Cursor (None: nothing to resend,
-        or frames of the Group are still in flight, or it is paused or awaiting a snapshot)."""
+        or frames of the Group are still in flight, or it is paused or awaiting a snapshot).
+        ``in_flight``: the Groups of the session's queued frames (``_in_flight``)."""
         if not session.connected or group in session.paused:
             return None
         if group in session.awaiting_snapshot or group not in session.progress_us:
             return None
         if session.acked.get(group, 0) >= self.latest[group] or not session.sent.get(group, 0):
             return None
-        if any(f.group == group for f in session.queue):
+        if group in in_flight:
             return None
         return session.progress_us[group] + self.config.redeliver_after_us
 
+    @staticmethod
+    def _in_flight(session: Session) -> set[str]:
+        """The Groups (and ``ORG``) of the frames queued on the session."""
+        return {f.group for f in session.queue}
+
     def _redeliver(self, session: Session, now_us: int) -> None:
-        for group in list(session.paused):
-            if session.paused[group] <= now_us:
-                del session.paused[group]
+        paused = session.paused
+        if paused:
+            for group in [g for g, until in paused.items() if until <= now_us]:
+                del paused[group]
         for group in self.latest:
             session.progress_us.setdefault(group, now_us)
-            at = self._redelivery_at(session, group)
+        if session.acked == self.latest:
+            return  # every Group acknowledged through its latest Event: nothing to resend
+        # Redelivery changes only replay positions and times, never the queue: the Groups in
+        # flight are found once for the round.
+        in_flight = self._in_flight(session)
+        for group in self.latest:
+            at = self._redelivery_at(session, group, in_flight)
             if at is not None and at <= now_us:
                 self.stats.redeliveries += 1
                 session.sent[group] = session.acked.get(group, 0)
                 session.progress_us[group] = now_us
 
     def _deliver(self, session: Session, now_us: int, cap: int | None) -> int:
+        if not session.queue:
+            return 0
         due = [f for f in session.queue if f.due_us <= now_us]
         if not due:
             return 0
-        due.sort(key=lambda f: (f.due_us, f.order))
+        due.sort(key=_DELIVERY_ORDER)
         if self.config.reorder and len(due) > 1 and self.rng.random() < self.config.reorder:
             self.stats.reorders += 1
             due = self._shuffle(due)
         if cap is not None and len(due) > cap:
             due = _round_robin(due)[:cap]
-        taken = {id(f) for f in due}
-        session.queue = [f for f in session.queue if id(f) not in taken]
+        if len(due) == len(session.queue):
+            session.queue = []  # every queued frame was due and taken (the usual round)
+        else:
+            taken = {id(f) for f in due}
+            session.queue = [f for f in session.queue if id(f) not in taken]
         receiver = session.receiver
         handed = self.handed.setdefault(receiver.agent_id, {})
         for flight in due:
             frame = flight.frame
             if self.config.validate_frames:
-                frames.check(frame)
+                self._checked.get(frame, frames.check)
             kind = frame["frameType"]
             self.stats.frames[kind] = self.stats.frames.get(kind, 0) + 1
             if kind == "EVENT" and flight.group != ORG:
@@ -419,8 +465,9 @@ class DeliveryBus:
         for session in sessions:
             times += [max(f.due_us, now_us + 1) for f in session.queue if session.connected]
             times += list(session.paused.values())
+            in_flight = self._in_flight(session)
             for group in self.latest:
-                at = self._redelivery_at(session, group)
+                at = self._redelivery_at(session, group, in_flight)
                 if at is not None:
                     times.append(max(at, now_us + 1))  # one that is already due runs next
         for w in (*self.config.disconnects, *self.config.outages):
@@ -442,6 +489,10 @@ class DeliveryBus:
     def pending(self) -> int:
         """Frames queued but not yet delivered, over all sessions."""
         return sum(len(s.queue) for s in self.sessions.values())
+
+
+#: Due frames go out by due time, then in the order they were queued.
+_DELIVERY_ORDER = attrgetter("due_us", "order")
 
 
 def _round_robin(flights: list[Flight]) -> list[Flight]:

@@ -86,7 +86,10 @@ class DeliveryConfig:
 
     def outage_at(self, now_us: int) -> Window | None:
         """The Group-service outage in force at ``now_us``, if any."""
-        return next((w for w in self.outages if w.contains(now_us)), None)
+        for window in self.outages:  # a plain loop: asked on every step of a run
+            if window.contains(now_us):
+                return window
+        return None
 
 
 class DeliveryConfigError(ValueError):

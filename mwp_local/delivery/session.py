@@ -1,6 +1,6 @@
 """The bus side of one subscriber's connection: its replay positions, acknowledged Cursors,
-paused Groups and in-flight frames, and the receiver protocol (``client.BusClient``); plus the
-bus's counters. Plain data, no I/O."""
+paused Groups, in-flight frames and the windows that take it down, and the receiver protocol
+(``client.BusClient``); plus the bus's counters. Plain data, no I/O."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import frames
+from .config import Window
 
 #: The queue key of Organization-scoped Events (they have no Group and no sequence).
 ORG = "__organization__"
@@ -61,6 +62,9 @@ class Session:
     org_sent: int = 0
     queue: list[Flight] = field(default_factory=list)
     ids: frames.FrameIds = field(default_factory=lambda: frames.FrameIds("bus"))
+    #: The outage and disconnect windows that take this session down (the bus finds them when
+    #: the session attaches).
+    windows: tuple[Window, ...] = ()
 
 
 @dataclass

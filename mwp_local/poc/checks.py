@@ -29,6 +29,10 @@ class Check:
     title: str
     section: str
     fn: Callable[[Evidence], Verdict]
+    #: Reads the directory's verify-log pass or its replay (``Evidence.registry``,
+    #: ``LogView.verification``/``replayed``): the costly part of checking, which
+    #: ``run_checks_split`` hands to a second process.
+    replays: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +59,15 @@ CHECKS: dict[str, Check] = {}
 
 
 def check(
-    name: str, title: str, section: str
+    name: str, title: str, section: str, *, replays: bool = False
 ) -> Callable[[Callable[[Evidence], Verdict]], Callable[[Evidence], Verdict]]:
-    """Register a check under ``name`` (unique)."""
+    """Register a check under ``name`` (unique); ``replays`` says it reads the verify-log pass
+    or the replay (``tests/poc`` holds every check to what it declares)."""
 
     def register(fn: Callable[[Evidence], Verdict]) -> Callable[[Evidence], Verdict]:
         if name in CHECKS:
             raise ValueError(f"check {name} registered twice")
-        CHECKS[name] = Check(name, title, section, fn)
+        CHECKS[name] = Check(name, title, section, fn, replays)
         return fn
 
     return register

@@ -355,6 +355,7 @@ def queues_rebuilt_from_replay(ev: Evidence) -> Verdict:
     "every signature (Events, Commands, Artifact manifests), every Artifact blob, the hash "
     "chain, sequences and projections verify (verify-log)",
     S,
+    replays=True,
 )
 def log_verifies(ev: Evidence) -> Verdict:
     result = ev.view.verification()
@@ -368,6 +369,7 @@ def log_verifies(ev: Evidence) -> Verdict:
     "the fault campaign's invariants hold (no duplicate side effect, no stale acceptance); its "
     "signature invariant is log_verifies, so not checked twice",
     S,
+    replays=True,
 )
 def log_invariants_hold(ev: Evidence) -> Verdict:
     report = check_view(ev.view, skip=("signatures",))

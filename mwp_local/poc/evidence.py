@@ -103,11 +103,22 @@ class Evidence:
 
     @cached_property
     def rejections(self) -> list[dict[str, Any]]:
-        """The ``rejections`` view, in order."""
-        return self.sql(
-            "SELECT code, kind, actor_id, action_id, group_id, work_item_id, explanation, "
-            "command_text FROM rejections ORDER BY position"
-        )
+        """The rejections in log order, with the columns of the ``rejections`` view the checks
+        read: the same rows and values the view returns, built from the records the ``LogView``
+        read at open (which saves a query, ~2 ms)."""
+        return [
+            {
+                "code": r.code,
+                "kind": r.kind,
+                "actor_id": r.actor_id,
+                "action_id": r.action_id,
+                "group_id": r.group_id,
+                "work_item_id": r.work_item_id,
+                "explanation": r.explanation,
+                "command_text": r.command_text,
+            }
+            for r in self.view.rejections
+        ]
 
     def rejected(self, code: str) -> list[dict[str, Any]]:
         """The rejections with this section-19 code."""

@@ -90,7 +90,10 @@ class Recorder:
     def add(self, name: str, record: dict[str, Any]) -> None:
         """Queue one record for ``name.jsonl``."""
         text = orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-        self.lines.setdefault(name, []).append(text.decode("utf-8"))
+        lines = self.lines.get(name)
+        if lines is None:
+            lines = self.lines[name] = []
+        lines.append(text.decode("utf-8"))
 
     def write(self) -> None:
         """Write every file (empty files for names without records are not created)."""
@@ -117,20 +120,19 @@ def _record_frames(driver: BusDriver | None, rec: Recorder) -> None:
             agent: str = agent,
             incarnation: int = incarnation,
         ) -> list[dict[str, Any]]:
+            kind = frame["frameType"]
             row: dict[str, Any] = {
                 "agent": agent,
                 "incarnation": incarnation,
                 "atUs": now_us,
-                "frameType": frame["frameType"],
+                "frameType": kind,
             }
-            if frame["frameType"] == "EVENT":
+            if kind == "EVENT":
                 event = frame["event"]
-                row.update(
-                    eventId=event["eventId"],
-                    groupId=event.get("groupId"),
-                    sequence=event.get("sequence"),
-                )
-            elif frame["frameType"] == "ERROR":
+                row["eventId"] = event["eventId"]
+                row["groupId"] = event.get("groupId")
+                row["sequence"] = event.get("sequence")
+            elif kind == "ERROR":
                 row["error"] = frame["error"]
             rec.add("frames", row)
             return inner(frame, now_us)

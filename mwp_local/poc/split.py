@@ -1,0 +1,141 @@
+"""Run the proof-of-concept checks in two processes when the machine has a second core.
+
+Three of the 70 checks (``Check.replays``) need the directory's verify-log pass: every
+signature, the hash chain, a replay through the state tables, the projections. That pass is
+about half of all checking time. ``run_checks_split`` forks a child process that opens the
+directory itself and runs those checks, while this process opens it too and runs the others;
+the two read the closed log file read-only and share nothing else. The result is the list
+``run_checks`` gives, in the same order, with the same verdicts and evidence texts: only where
+each check runs differs.
+
+It falls back to ``run_checks`` in this one process wherever a fork is not a safe or useful
+thing to do (no ``os.fork``, not Linux, one usable core, nothing to split), and when the child
+fails in any way (exits non-zero, is killed, writes anything but its results, or has not
+finished within ``CHILD_TIMEOUT_S`` after this process's own share is done): then this process
+runs the child's checks itself, so a failed child never becomes a failed check.
+
+Forking copies this process. Thread pools that exist here (the blob store's) have no threads
+in the child; ``artifacts.blobs`` replaces its pools after a fork, and the child ends with
+``os._exit`` so it never runs this process's exit handlers or flushes its buffered output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .checks import Check, Result, all_checks, run_checks
+
+#: How long the child may still take once this process's own checks are done.
+CHILD_TIMEOUT_S = 120.0
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def can_split() -> bool:
+    """Whether a forked child can take a share of the checks here."""
+    return hasattr(os, "fork") and sys.platform == "linux" and usable_cores() >= 2
+
+
+def run_checks_split(directory: Path | str, only: tuple[str, ...] | None = None) -> list[Result]:
+    """``run_checks(directory, only)``, the ``replays`` checks in a forked child (see the
+    module docstring); the same results in the same order."""
+    chosen = [c for name, c in all_checks().items() if only is None or name in only]
+    heavy = tuple(c.name for c in chosen if c.replays)
+    light = tuple(c.name for c in chosen if not c.replays)
+    if not heavy or not light or not can_split():
+        return run_checks(directory, only)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_fd)
+        _child(directory, heavy, write_fd)
+    os.close(write_fd)
+    try:
+        mine = run_checks(directory, light)
+    except BaseException:
+        _stop(pid)
+        os.close(read_fd)
+        raise
+    theirs = _collect(pid, read_fd, {c.name: c for c in chosen if c.replays})
+    if theirs is None:
+        theirs = run_checks(directory, heavy)
+    by_name = {r.name: r for r in (*mine, *theirs)}
+    return [by_name[c.name] for c in chosen]
+
+
+def _child(directory: Path | str, names: tuple[str, ...], write_fd: int) -> None:
+    code = 1
+    try:
+        results = run_checks(directory, names)
+        payload = json.dumps([_to_row(r) for r in results]).encode("utf-8")
+        with os.fdopen(write_fd, "wb") as out:
+            out.write(payload)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _to_row(result: Result) -> dict[str, Any]:
+    return {"name": result.name, "ok": result.ok, "evidence": result.evidence}
+
+
+def _collect(pid: int, read_fd: int, asked: dict[str, Check]) -> list[Result] | None:
+    """The child's results for the ``asked`` checks, or None when it did not deliver them."""
+    data = bytearray()
+    deadline = time.monotonic() + CHILD_TIMEOUT_S
+    with os.fdopen(read_fd, "rb", buffering=0) as stream:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([stream], [], [], left)[0]:
+                _stop(pid)
+                return None
+            chunk = stream.read(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    return _parse(bytes(data), asked)
+
+
+def _parse(data: bytes, checks: dict[str, Check]) -> list[Result] | None:
+    try:
+        rows = json.loads(data)
+        results = [
+            Result(
+                row["name"],
+                checks[row["name"]].title,
+                checks[row["name"]].section,
+                bool(row["ok"]),
+                str(row["evidence"]),
+            )
+            for row in rows
+        ]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return results if sorted(r.name for r in results) == sorted(checks) else None
+
+
+def _stop(pid: int) -> None:
+    """Kill the child and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+__all__ = ["CHILD_TIMEOUT_S", "can_split", "run_checks_split", "usable_cores"]

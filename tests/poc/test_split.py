@@ -1,0 +1,120 @@
+"""``run_checks_split``: the checks in two processes give exactly what ``run_checks`` gives, and
+a child that fails in any way changes nothing but where its checks run; every check declares
+truthfully whether it reads the verify-log pass (what decides which process runs it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mwp_local.poc import split
+from mwp_local.poc.checks import Result, all_checks, run_check, run_checks
+from mwp_local.poc.evidence import Evidence
+from mwp_local.poc.report import canonical_report
+from mwp_local.poc.scenario import ScenarioRun
+
+needs_fork = pytest.mark.skipif(not split.can_split(), reason="no second core or no fork here")
+
+
+def _directory(step_run: tuple[ScenarioRun, list[Result]]) -> Path:
+    return step_run[0].directory
+
+
+def test_each_check_declares_whether_it_reads_the_verify_log_pass(
+    step_run: tuple[ScenarioRun, list[Result]],
+) -> None:
+    ev = Evidence.open(_directory(step_run))
+    try:
+        wrong = []
+        for name, c in all_checks().items():
+            derived = ev.view.derived
+            derived.verification = derived.replayed = None
+            run_check(c, ev)
+            reads = derived.verification is not None or derived.replayed is not None
+            if reads != c.replays:
+                wrong.append(f"{name}: declares replays={c.replays}, reads it: {reads}")
+    finally:
+        ev.close()
+    assert not wrong
+    assert sum(c.replays for c in all_checks().values()) >= 1
+
+
+@needs_fork
+def test_the_split_gives_the_same_report_as_one_process(
+    step_run: tuple[ScenarioRun, list[Result]],
+) -> None:
+    run, results = step_run
+    split_results = split.run_checks_split(run.directory)
+    assert split_results == results
+    assert canonical_report(split_results, run) == canonical_report(results, run)
+    only = ("log_verifies", "concurrent_roots")
+    assert split.run_checks_split(run.directory, only) == run_checks(run.directory, only)
+
+
+def _child_does(monkeypatch: pytest.MonkeyPatch, behaviour: Any) -> None:
+    """Make the forked child do ``behaviour(write_fd)`` instead of its checks."""
+
+    def child(directory: Path | str, names: tuple[str, ...], write_fd: int) -> None:
+        try:
+            behaviour(write_fd)
+        finally:
+            os._exit(0)
+
+    monkeypatch.setattr(split, "_child", child)
+
+
+def _garbage(write_fd: int) -> None:
+    os.write(write_fd, b"not json")
+
+
+def _too_few(write_fd: int) -> None:
+    os.write(write_fd, b"[]")
+
+
+def _killed(write_fd: int) -> None:
+    os.kill(os.getpid(), 9)
+
+
+@needs_fork
+@pytest.mark.parametrize("behaviour", [_garbage, _too_few, _killed], ids=lambda f: f.__name__)
+def test_a_failing_child_changes_nothing_but_where_its_checks_run(
+    step_run: tuple[ScenarioRun, list[Result]], monkeypatch: pytest.MonkeyPatch, behaviour: Any
+) -> None:
+    run, results = step_run
+    _child_does(monkeypatch, behaviour)
+    assert split.run_checks_split(run.directory) == results
+
+
+@needs_fork
+def test_a_child_that_hangs_is_killed_after_the_timeout(
+    step_run: tuple[ScenarioRun, list[Result]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, results = step_run
+    read_fd, write_fd = os.pipe()  # the child waits on a pipe nobody writes to
+
+    def hang(_: int) -> None:
+        os.read(read_fd, 1)
+
+    _child_does(monkeypatch, hang)
+    monkeypatch.setattr(split, "CHILD_TIMEOUT_S", 0.0)
+    try:
+        assert split.run_checks_split(run.directory) == results
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def test_without_a_second_core_the_checks_run_in_this_process(
+    step_run: tuple[ScenarioRun, list[Result]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, results = step_run
+    monkeypatch.setattr(split, "usable_cores", lambda: 1)
+
+    def no_fork() -> int:
+        raise AssertionError("forked on one core")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert split.run_checks_split(run.directory) == results
