@@ -11,7 +11,7 @@ verdict.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -47,13 +47,38 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [_loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
+class SideFiles(Mapping[str, list[dict[str, Any]]]):
+    """The side files the scenario recorded under ``DIR/poc/`` by name, each read the first time
+    a check asks for it (a process that runs only some checks reads only what they need)."""
+
+    NAMES = ("frames", "snapshots", "offline", "replicas", "restart", "probes")
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory / POC_DIR
+        self._read: dict[str, list[dict[str, Any]]] = {}
+
+    def __getitem__(self, name: str) -> list[dict[str, Any]]:
+        rows = self._read.get(name)
+        if rows is None:
+            if name not in self.NAMES:
+                raise KeyError(name)
+            rows = self._read[name] = _jsonl(self._directory / f"{name}.jsonl")
+        return rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.NAMES)
+
+    def __len__(self) -> int:
+        return len(self.NAMES)
+
+
 @dataclass
 class Evidence:
     """A read-only picture of one proof-of-concept directory."""
 
     directory: Path
     view: LogView
-    side: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    side: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: ``(snapshot ID, referenced hash)`` → what ``verify_snapshot`` returned or raised.
     _snapshots: dict[tuple[str, Any], list[dict[str, Any]] | ProtocolError] = field(
         default_factory=dict, repr=False
@@ -63,12 +88,7 @@ class Evidence:
     def open(cls, directory: Path | str) -> Evidence:
         """Open ``directory`` (close it with ``close``)."""
         path = Path(directory)
-        view = open_log_view(path)
-        side = {
-            name: _jsonl(path / POC_DIR / f"{name}.jsonl")
-            for name in ("frames", "snapshots", "offline", "replicas", "restart", "probes")
-        }
-        return cls(directory=path, view=view, side=side)
+        return cls(directory=path, view=open_log_view(path), side=SideFiles(path))
 
     def close(self) -> None:
         """Close the log."""
