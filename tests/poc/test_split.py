@@ -5,6 +5,7 @@ truthfully whether it reads the verify-log pass (what decides which process runs
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,16 @@ from mwp_local.poc.evidence import Evidence
 from mwp_local.poc.report import canonical_report
 from mwp_local.poc.scenario import ScenarioRun
 
-needs_fork = pytest.mark.skipif(not split.can_split(), reason="no second core or no fork here")
+needs_fork = pytest.mark.skipif(
+    not (hasattr(os, "fork") and sys.platform == "linux" and split.usable_cores() >= 2),
+    reason="no second core or no fork here",
+)
+
+
+@pytest.fixture(autouse=True)
+def _a_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever else the machine runs now, the split is tried (the load decides only speed)."""
+    monkeypatch.setattr(split, "spare_cores", lambda: 1.0)
 
 
 def _directory(step_run: tuple[ScenarioRun, list[Result]]) -> Path:
@@ -107,14 +117,32 @@ def test_a_child_that_hangs_is_killed_after_the_timeout(
         os.close(write_fd)
 
 
-def test_without_a_second_core_the_checks_run_in_this_process(
-    step_run: tuple[ScenarioRun, list[Result]], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("cores", "load"), [(1, 0.0), (2, 1.6), (4, 3.7)])
+def test_without_a_core_to_spare_the_checks_run_in_this_process(
+    step_run: tuple[ScenarioRun, list[Result]],
+    monkeypatch: pytest.MonkeyPatch,
+    cores: int,
+    load: float,
 ) -> None:
     run, results = step_run
-    monkeypatch.setattr(split, "usable_cores", lambda: 1)
+    monkeypatch.undo()  # the real spare_cores, over these cores and this load
+    monkeypatch.setattr(split, "usable_cores", lambda: cores)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
 
     def no_fork() -> int:
-        raise AssertionError("forked on one core")
+        raise AssertionError("forked without a core to spare")
 
     monkeypatch.setattr(os, "fork", no_fork)
     assert split.run_checks_split(run.directory) == results
+
+
+@needs_fork
+@pytest.mark.parametrize(("cores", "load", "spare"), [(2, 0.2, 1.0), (2, 1.4, 0.6), (8, 3.0, 5.0)])
+def test_a_core_is_spared_when_the_load_leaves_half_a_core(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, spare: float
+) -> None:
+    monkeypatch.undo()
+    monkeypatch.setattr(split, "usable_cores", lambda: cores)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert split.spare_cores() == pytest.approx(spare)
+    assert split.can_split()
