@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from typing import Any
 
 from ..agents.inbox import Inbox
 from ..protocol.errors import ProtocolError
@@ -23,10 +22,6 @@ S = "delivery"
 CONTEXT_PACKAGE_SCHEMA = "urn:mwp-local:schema:context-package"
 
 
-def _event_frames(ev: Evidence) -> list[dict[str, Any]]:
-    return ev.event_frames
-
-
 @check(
     "duplicate_event_ignored",
     "Events delivered twice to an agent were folded once (its replica equals the log)",
@@ -34,7 +29,7 @@ def _event_frames(ev: Evidence) -> list[dict[str, Any]]:
 )
 def duplicate_event_ignored(ev: Evidence) -> Verdict:
     seen: dict[tuple[str, int, str], int] = {}
-    for f in _event_frames(ev):
+    for f in ev.event_frames:
         key = (f["agent"], f["incarnation"], f["eventId"])
         seen[key] = seen.get(key, 0) + 1
     dup_agents = {a for (a, _, _), n in seen.items() if n >= 2}
@@ -63,7 +58,7 @@ def duplicate_event_ignored(ev: Evidence) -> Verdict:
 def gap_buffering(ev: Evidence) -> Verdict:
     inboxes: dict[tuple[str, int], Inbox] = {}
     buffered, misordered = 0, 0
-    for f in _event_frames(ev):
+    for f in ev.event_frames:
         inbox = inboxes.setdefault((f["agent"], f["incarnation"]), Inbox())
         cursor = inbox.cursors.get(f["groupId"], 0)
         if f["sequence"] > cursor + 1:
@@ -104,9 +99,9 @@ def cursors_reach_heads(ev: Evidence) -> Verdict:
 )
 def disconnect_reconnect_reconciled(ev: Evidence) -> Verdict:
     by_agent: dict[str, list[int]] = {}
-    for f in _event_frames(ev):
+    for f in ev.event_frames:
         by_agent.setdefault(f["agent"], []).append(f["atUs"])
-    published = sorted({f["atUs"] for f in _event_frames(ev)})
+    published = sorted({f["atUs"] for f in ev.event_frames})
     heads_ok = {
         r["agent"]
         for r in ev.side["replicas"]

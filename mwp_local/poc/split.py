@@ -23,6 +23,7 @@ in the child; ``artifacts.blobs`` replaces its pools after a fork, and the child
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -30,9 +31,8 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from .checks import Check, Result, all_checks, run_checks
+from .checks import Result, all_checks, run_checks
 
 #: How long the child may still take once this process's own checks are done.
 CHILD_TIMEOUT_S = 120.0
@@ -83,7 +83,7 @@ def run_checks_split(directory: Path | str, only: tuple[str, ...] | None = None)
         _stop(pid)
         os.close(read_fd)
         raise
-    theirs = _collect(pid, read_fd, {c.name: c for c in chosen if c.replays})
+    theirs = _collect(pid, read_fd, heavy)
     if theirs is None:
         theirs = run_checks(directory, heavy)
     by_name = {r.name: r for r in (*mine, *theirs)}
@@ -94,7 +94,7 @@ def _child(directory: Path | str, names: tuple[str, ...], write_fd: int) -> None
     code = 1
     try:
         results = run_checks(directory, names)
-        payload = json.dumps([_to_row(r) for r in results]).encode("utf-8")
+        payload = json.dumps([dataclasses.astuple(r) for r in results]).encode("utf-8")
         with os.fdopen(write_fd, "wb") as out:
             out.write(payload)
         code = 0
@@ -102,11 +102,7 @@ def _child(directory: Path | str, names: tuple[str, ...], write_fd: int) -> None
         os._exit(code)
 
 
-def _to_row(result: Result) -> dict[str, Any]:
-    return {"name": result.name, "ok": result.ok, "evidence": result.evidence}
-
-
-def _collect(pid: int, read_fd: int, asked: dict[str, Check]) -> list[Result] | None:
+def _collect(pid: int, read_fd: int, asked: tuple[str, ...]) -> list[Result] | None:
     """The child's results for the ``asked`` checks, or None when it did not deliver them."""
     data = bytearray()
     deadline = time.monotonic() + CHILD_TIMEOUT_S
@@ -126,22 +122,14 @@ def _collect(pid: int, read_fd: int, asked: dict[str, Check]) -> list[Result] | 
     return _parse(bytes(data), asked)
 
 
-def _parse(data: bytes, checks: dict[str, Check]) -> list[Result] | None:
+def _parse(data: bytes, asked: tuple[str, ...]) -> list[Result] | None:
+    """The results the child sent, each as the tuple of its ``Result`` fields, if they are
+    exactly those of the ``asked`` checks."""
     try:
-        rows = json.loads(data)
-        results = [
-            Result(
-                row["name"],
-                checks[row["name"]].title,
-                checks[row["name"]].section,
-                bool(row["ok"]),
-                str(row["evidence"]),
-            )
-            for row in rows
-        ]
-    except (ValueError, KeyError, TypeError):
+        results = [Result(*row) for row in json.loads(data)]
+    except (ValueError, TypeError):
         return None
-    return results if sorted(r.name for r in results) == sorted(checks) else None
+    return results if sorted(r.name for r in results) == sorted(asked) else None
 
 
 def _stop(pid: int) -> None:
