@@ -369,7 +369,6 @@ def log_verifies(ev: Evidence) -> Verdict:
     "the fault campaign's invariants hold (no duplicate side effect, no stale acceptance); its "
     "signature invariant is log_verifies, so not checked twice",
     S,
-    replays=True,
 )
 def log_invariants_hold(ev: Evidence) -> Verdict:
     report = check_view(ev.view, skip=("signatures",))

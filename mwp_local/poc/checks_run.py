@@ -51,7 +51,6 @@ def concurrent_roots(ev: Evidence) -> Verdict:
     "signed_root_creation",
     "each root Mission was created by a signed human Command",
     S,
-    replays=True,
 )
 def signed_root_creation(ev: Evidence) -> Verdict:
     from .checks_fences import signature_ok

@@ -1,12 +1,12 @@
 """Run the proof-of-concept checks in two processes when the machine has a second core.
 
-Three of the 70 checks (``Check.replays``) need the directory's verify-log pass: every
-signature, the hash chain, a replay through the state tables, the projections. That pass is
-about half of all checking time. ``run_checks_split`` forks a child process that opens the
-directory itself and runs those checks, while this process opens it too and runs the others;
-the two read the closed log file read-only and share nothing else. The result is the list
-``run_checks`` gives, in the same order, with the same verdicts and evidence texts: only where
-each check runs differs.
+One of the 70 checks (``Check.replays``), ``log_verifies``, needs the directory's verify-log
+pass: every signature, the hash chain, a replay through the state tables, the projections. That
+pass is about half of all checking time. ``run_checks_split`` forks a child process that opens
+the directory itself and runs the ``replays`` checks, while this process opens it too and runs
+the others (which need at most a plain replay of the log, ~50 ms); the two read the closed log
+file read-only and share nothing else. The result is the list ``run_checks`` gives, in the same
+order, with the same verdicts and evidence texts: only where each check runs differs.
 
 It falls back to ``run_checks`` in this one process wherever a fork is not a safe or useful
 thing to do: no ``os.fork``, not Linux, nothing to split, or no core to spare (one usable core,
