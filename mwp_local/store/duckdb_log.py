@@ -121,7 +121,8 @@ class DuckDBLogStore:
         #: caller must rebuild them by replay.
         self.stale_projections: frozenset[str] = frozenset()
         self._write_lock = threading.Lock()
-        self._cursor_lock = threading.Lock()
+        #: Re-entrant: ``close`` holds it while a failed final write re-reads the head.
+        self._cursor_lock = threading.RLock()
         self._closed = False
         #: Flush as soon as this many batches are staged (see ``stage``).
         self.max_staged = max_staged
@@ -212,8 +213,10 @@ class DuckDBLogStore:
 
     def _recover_head(self) -> None:
         """Load the head (last position, chain value), per-Group last sequences and the receipt
-        and rejection counters from the committed rows; refuse a log with gaps."""
-        with self.cursor() as cur:
+        and rejection counters from the committed rows; refuse a log with gaps. Reads what is
+        committed, never flushing first: it runs where a write just failed, under the write
+        lock (and, from ``close``, the cursor lock)."""
+        with self._plain_cursor() as cur:
             count, last = cur.execute(
                 "SELECT count(*), coalesce(max(position), 0) FROM log_events"
             ).fetchall()[0]
@@ -355,6 +358,7 @@ class DuckDBLogStore:
         replacement = normalize_replacement(rows)
         with self._write_lock:
             writer = self._writable()
+            self._flush()  # batches staged before belong under the rows written now
 
             def write() -> None:
                 for table in PROJECTIONS:
@@ -406,9 +410,17 @@ class DuckDBLogStore:
         """A fresh cursor for one reader (closed on exit). Use one per thread and query."""
         if self._staged:  # read your own writes: staged batches go to the file first
             self.flush()
+        with self._plain_cursor(healthy=True) as cur:
+            yield cur
+
+    @contextmanager
+    def _plain_cursor(self, *, healthy: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A fresh cursor without flushing first; with ``healthy``, refused once a write-behind
+        flush failed."""
         with self._cursor_lock:
             self._check_open()
-            self._check_healthy()
+            if healthy:
+                self._check_healthy()
             cur = self._con.cursor()
         try:
             yield cur
@@ -542,12 +554,12 @@ class DuckDBLogStore:
                 return
             try:
                 if self._failed is None:
-                    self._flush()
+                    self._flush()  # a failure is raised, once the file is closed
             finally:
                 self._closed = True
-            if self._writer is not None:
-                self._writer.close()
-            self._con.close()
+                if self._writer is not None:
+                    self._writer.close()
+                self._con.close()
 
     def __enter__(self) -> DuckDBLogStore:
         return self

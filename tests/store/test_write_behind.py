@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from mwp_local.store import duckdb_log
-from mwp_local.store.base import IntegrityError, LogStoreError
+from mwp_local.store.base import IntegrityError, LogStoreError, StoreClosedError
 from mwp_local.store.chain import verify_chain
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.records import Batch, ProjectionDelta
@@ -241,3 +241,53 @@ def test_before_write_runs_before_every_write_and_its_failure_fails_it(tmp_path:
             store.commit(factory.batch(1))
         store.before_write = None
         assert store.event_count() == 2  # the commit wrote nothing
+
+
+def test_a_failed_last_flush_in_close_is_raised_and_the_file_still_closes(tmp_path: Path) -> None:
+    """``close`` writes what is staged; when that write fails, the error reaches the caller,
+    the head is re-read from the file without a second flush (it once waited forever on the
+    cursor lock ``close`` holds), and the file is closed, so it can be opened again."""
+    path = tmp_path / "log.duckdb"
+    factory = LogFactory()
+    store = DuckDBLogStore(path)
+    store.commit(factory.batch(2))
+    store.stage(factory.batch(1))
+
+    def broken() -> None:
+        raise OSError("fsync failed")
+
+    store.before_write = broken
+    raised: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            store.close()
+        except OSError as exc:
+            raised.append(exc)
+
+    closing = threading.Thread(target=close, daemon=True)
+    closing.start()
+    closing.join(60)  # a bound on a hang, not a timing: close returns at once when correct
+    assert not closing.is_alive(), "close never returned"
+    assert [str(e) for e in raised] == ["fsync failed"]
+    with pytest.raises(StoreClosedError):
+        store.event_count()
+    with DuckDBLogStore(path, read_only=True) as reopened:
+        assert reopened.event_count() == 2  # the prefix committed before the staged batch
+
+
+def test_replacing_projections_writes_the_staged_batches_first(tmp_path: Path) -> None:
+    factory = LogFactory()
+    with DuckDBLogStore(tmp_path / "log.duckdb") as store:
+        store.stage(
+            factory.batch(
+                2, projections=ProjectionDelta(upserts={"proj_missions": (mission_row("urn:m:1"),)})
+            )
+        )
+        store.replace_projections({"proj_missions": [mission_row("urn:m:2")]})
+        assert store.staged == 0
+        assert store.event_count() == 2
+        # the replacement is the last word: the staged row was written before it, not after
+        assert [r["mission_id"] for r in store.projection_rows("proj_missions")] == ["urn:m:2"]
+    with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
+        assert len(list(reopened.entries())) == 2
