@@ -206,6 +206,16 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools)
 
 
+def shutdown_pools() -> None:
+    """Let the pools finish what they were given and end their threads (for a process about to
+    exit without the interpreter's own teardown, which would otherwise join them)."""
+    global _POOL, _SYNC_POOL
+    for pool in (_POOL, _SYNC_POOL):
+        if pool is not None:
+            pool.shutdown(wait=True)
+    _POOL = _SYNC_POOL = None
+
+
 def _fsync_path(path: Path) -> None:
     """fsync a file or a directory, by name."""
     fd = os.open(path, os.O_RDONLY)
