@@ -292,12 +292,16 @@ def _after(sb: Sandbox, rec: Recorder) -> None:
     _late_result(sb, rec, docs)
 
 
+LEASE_EXPIRED = "ext.missionweaveprotocol.core.lease_expired"
+
+
 def _late_result(sb: Sandbox, rec: Recorder, docs: list[dict[str, Any]]) -> None:
     """A replaced owner submits its result after the WorkItem was reassigned (§11.5)."""
     state = sb.log.state
-    events = [parse_strict(e.document) for e in sb.log.store.events()]
+    kinds = (LEASE_EXPIRED, "work.offer.accepted")  # only these are read below
+    events = [parse_strict(e.document) for e in sb.log.store.events() if e.kind in kinds]
     for i, event in enumerate(events):
-        if event["kind"] != "ext.missionweaveprotocol.core.lease_expired":
+        if event["kind"] != LEASE_EXPIRED:
             continue
         wid = event.get("workItemId")
         accepted = [
