@@ -10,10 +10,12 @@ order, with the same verdicts and evidence texts: only where each check runs dif
 
 It falls back to ``run_checks`` in this one process wherever a fork is not a safe or useful
 thing to do: no ``os.fork``, not Linux, nothing to split, or no core to spare (one usable core,
-or a last-minute load average that leaves less than half a core beside this process). And when
-the child fails in any way (exits non-zero, is killed, writes anything but its results, or has
-not finished within ``CHILD_TIMEOUT_S`` after this process's own share is done), this process
-runs the child's checks itself, so a failed child never becomes a failed check.
+or other processes keeping the others busy: less than half a core left beside this one, over
+the run that wrote the directory where there was one, else by the last minute's load average).
+And when the child fails in any way (exits non-zero, is killed, writes anything but its
+results, or has not finished within ``CHILD_TIMEOUT_S`` after this process's own share is
+done), this process runs the child's checks itself, so a failed child never becomes a failed
+check.
 
 Forking copies this process. Thread pools that exist here (the blob store's) have no threads
 in the child; ``artifacts.blobs`` replaces its pools after a fork, and the child ends with
@@ -30,6 +32,7 @@ import select
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .checks import Result, all_checks, run_checks
@@ -46,16 +49,57 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def can_split() -> bool:
+@dataclass(frozen=True, slots=True)
+class CpuMark:
+    """What the machine and this process had spent on the CPU at one moment (see
+    ``spare_cores``): ``busy`` is every core's non-idle time from ``/proc/stat`` (None where
+    that cannot be read), ``own`` this process's CPU time, all its threads included."""
+
+    wall: float
+    busy: float | None
+    own: float
+
+
+def cpu_mark() -> CpuMark:
+    """The machine's and this process's CPU time now."""
+    times = os.times()
+    return CpuMark(wall=time.monotonic(), busy=_machine_busy(), own=times.user + times.system)
+
+
+def _machine_busy() -> float | None:
+    """Seconds every core has spent on anything but idling and waiting for I/O, from the first
+    line of ``/proc/stat`` (user, nice, system, irq, softirq, steal), or None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[1:9])
+        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def can_split(since: CpuMark | None = None) -> bool:
     """Whether a forked child can take a share of the checks here, on a core of its own."""
-    return hasattr(os, "fork") and sys.platform == "linux" and spare_cores() >= 0.5
+    return hasattr(os, "fork") and sys.platform == "linux" and spare_cores(since) >= 0.5
 
 
-def spare_cores() -> float:
-    """The usable cores the last minute's load leaves beside this process (``os.getloadavg``
-    counts it, when it has been running, among the runnable processes). A machine busy with
-    other work gains nothing from a second process, which only waits for a core: with two other
-    busy processes on two cores, one directory's checks took 0.73 s split, 0.40 s unsplit."""
+def spare_cores(since: CpuMark | None = None) -> float:
+    """The usable cores other work leaves beside this process. A machine busy with other work
+    gains nothing from a second process, which only waits for a core: with two other busy
+    processes on two cores, one directory's checks took 0.73 s split, 0.40 s unsplit.
+
+    Given a mark taken a while ago (``mwp-local poc`` takes one as its run starts), the other
+    work is what the machine spent on the CPU since, less what this process spent, per second:
+    the cores other processes kept busy over that very window. Otherwise (no mark, or no
+    ``/proc/stat``) it is the last minute's load average, which counts this process among the
+    runnable ones; it also remembers work that ended up to a minute ago (a benchmark's previous
+    figure, a test run), so it refuses the split more often than the window does."""
+    if since is not None and since.busy is not None:
+        now = cpu_mark()
+        seconds = now.wall - since.wall
+        if now.busy is not None and seconds > 0:
+            others = (now.busy - since.busy) - (now.own - since.own)
+            return spare_from_window(usable_cores(), max(others, 0.0) / seconds)
     try:
         load = os.getloadavg()[0]
     except OSError:
@@ -63,13 +107,22 @@ def spare_cores() -> float:
     return usable_cores() - max(load, 1.0)
 
 
-def run_checks_split(directory: Path | str, only: tuple[str, ...] | None = None) -> list[Result]:
+def spare_from_window(cores: int, others_busy: float) -> float:
+    """The cores left beside this process (which needs one) when other processes kept
+    ``others_busy`` cores busy on average."""
+    return cores - 1.0 - others_busy
+
+
+def run_checks_split(
+    directory: Path | str, only: tuple[str, ...] | None = None, *, since: CpuMark | None = None
+) -> list[Result]:
     """``run_checks(directory, only)``, the ``replays`` checks in a forked child (see the
-    module docstring); the same results in the same order."""
+    module docstring); the same results in the same order. ``since`` is a ``cpu_mark()`` taken
+    a while before (see ``spare_cores``)."""
     chosen = [c for name, c in all_checks().items() if only is None or name in only]
     heavy = tuple(c.name for c in chosen if c.replays)
     light = tuple(c.name for c in chosen if not c.replays)
-    if not heavy or not light or not can_split():
+    if not heavy or not light or not can_split(since):
         return run_checks(directory, only)
     read_fd, write_fd = os.pipe()
     pid = os.fork()

@@ -26,7 +26,7 @@ needs_fork = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def _a_core_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever else the machine runs now, the split is tried (the load decides only speed)."""
-    monkeypatch.setattr(split, "spare_cores", lambda: 1.0)
+    monkeypatch.setattr(split, "spare_cores", lambda since=None: 1.0)
 
 
 def _directory(step_run: tuple[ScenarioRun, list[Result]]) -> Path:
@@ -152,3 +152,51 @@ def test_a_core_is_spared_when_the_load_leaves_half_a_core(
     monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
     assert split.spare_cores() == pytest.approx(spare)
     assert split.can_split()
+
+
+@pytest.mark.parametrize(
+    ("cores", "busy", "own", "spare"),
+    [
+        (2, 2.0, 2.0, 1.0),  # only this process ran: the other core is free
+        (2, 4.0, 2.0, 0.0),  # another process kept the other core busy the whole window
+        (2, 3.0, 2.0, 0.5),  # ... half of it
+        (4, 5.0, 2.0, 1.5),
+        (2, 1.5, 2.0, 1.0),  # counters that disagree never count as negative work
+    ],
+)
+def test_the_window_since_a_mark_decides_what_is_spare(
+    monkeypatch: pytest.MonkeyPatch, cores: int, busy: float, own: float, spare: float
+) -> None:
+    """Over the window since the mark (2 s here), other processes' work is the machine's CPU
+    time less this process's; a minute-long load average (here: hopelessly busy) is not asked."""
+    monkeypatch.undo()
+    monkeypatch.setattr(split, "usable_cores", lambda: cores)
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    then = split.CpuMark(wall=100.0, busy=50.0, own=7.0)
+    now = split.CpuMark(wall=102.0, busy=50.0 + busy, own=7.0 + own)
+    monkeypatch.setattr(split, "cpu_mark", lambda: now)
+    assert split.spare_cores(then) == pytest.approx(spare)
+    assert split.can_split(then) is (
+        spare >= 0.5 and hasattr(os, "fork") and sys.platform == "linux"
+    )
+
+
+def test_without_the_machine_counters_the_load_average_decides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.undo()
+    monkeypatch.setattr(split, "usable_cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.2, 1.2))
+    unreadable = split.CpuMark(wall=100.0, busy=None, own=7.0)
+    assert split.spare_cores(unreadable) == pytest.approx(0.8)
+    assert split.spare_cores(None) == pytest.approx(0.8)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/stat is Linux's")
+def test_a_mark_reads_the_real_counters() -> None:
+    first = split.cpu_mark()
+    total = sum(i * i for i in range(200_000))  # spend some CPU in this process
+    second = split.cpu_mark()
+    assert total > 0
+    assert first.busy is not None and second.busy is not None
+    assert second.busy >= first.busy and second.own >= first.own and second.wall > first.wall
