@@ -48,7 +48,6 @@ import re
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -58,6 +57,7 @@ import blake3
 
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.hashing import is_sha256_id
+from .blob_threads import fsync_all, fsync_path, side_pool
 
 __all__ = [
     "CHUNK_SIZE",
@@ -159,72 +159,6 @@ def _missing(ref: BlobRef, name: str | None) -> ArtifactIntegrityError:
     )
 
 
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _side_pool() -> ThreadPoolExecutor:
-    """One helper thread that computes SHA-256 while the caller computes BLAKE3."""
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mwp-blob-hash")
-    return _POOL
-
-
-_SYNC_POOL: ThreadPoolExecutor | None = None
-#: fsyncs issued at once by ``BlobStore.sync``. Concurrent fsyncs share journal commits: on this
-#: kind of machine (ext4 on a virtual disk) 57 files and directories took 10 ms one by one and
-#: 5 ms eight at a time when the disk was idle, 212 ms and 18 ms when it was busy.
-SYNC_THREADS = 8
-
-
-def _sync_pool() -> ThreadPoolExecutor:
-    """The threads ``BlobStore.sync`` fsyncs with (fsync releases the GIL)."""
-    global _SYNC_POOL
-    if _SYNC_POOL is None:
-        _SYNC_POOL = ThreadPoolExecutor(max_workers=SYNC_THREADS, thread_name_prefix="mwp-fsync")
-    return _SYNC_POOL
-
-
-def _fsync_all(paths: list[Path]) -> None:
-    """fsync every path, several at a time; returns once all are done, raising the first
-    failure (in ``paths`` order) if any failed."""
-    if len(paths) < 2:
-        for path in paths:
-            _fsync_path(path)
-        return
-    for _ in _sync_pool().map(_fsync_path, paths):  # map re-raises a failure in order
-        pass
-
-
-def _forget_pools() -> None:
-    """After a fork: the child has none of the pools' threads, so it makes its own pools."""
-    global _POOL, _SYNC_POOL
-    _POOL = _SYNC_POOL = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools)
-
-
-def shutdown_pools() -> None:
-    """Let the pools finish what they were given and end their threads (for a process about to
-    exit without the interpreter's own teardown, which would otherwise join them)."""
-    global _POOL, _SYNC_POOL
-    for pool in (_POOL, _SYNC_POOL):
-        if pool is not None:
-            pool.shutdown(wait=True)
-    _POOL = _SYNC_POOL = None
-
-
-def _fsync_path(path: Path) -> None:
-    """fsync a file or a directory, by name."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class BlobStore:
     """The content-addressed blob directory of one sandbox (``DIR/blobs``).
 
@@ -304,8 +238,8 @@ class BlobStore:
         A no-op when nothing waits; on failure what waits stays remembered."""
         with self._sync_lock:
             # the files' bytes, then the directory entries naming them
-            _fsync_all(list(self._unsynced_files))
-            _fsync_all(list(self._unsynced_dirs))
+            fsync_all(list(self._unsynced_files))
+            fsync_all(list(self._unsynced_dirs))
             self._unsynced_files.clear()
             self._unsynced_dirs.clear()
 
@@ -325,7 +259,7 @@ class BlobStore:
             with os.fdopen(fd, "wb") as out:
                 for chunk in chunks:
                     if len(chunk) >= _PARALLEL_FROM:  # SHA-256 beside BLAKE3 and the write
-                        done = _side_pool().submit(sha.update, chunk)
+                        done = side_pool().submit(sha.update, chunk)
                         b3.update(chunk)
                         out.write(chunk)
                         done.result()
@@ -363,11 +297,11 @@ class BlobStore:
                 self._unsynced_dirs[top] = None  # whoever made the directory may not be done
                 return
             if defer:
-                _fsync_path(tmp)
+                fsync_path(tmp)
             os.replace(tmp, target)
-            _fsync_path(target.parent)
+            fsync_path(target.parent)
             if created:
-                _fsync_path(top)
+                fsync_path(top)
 
     def _write_index(self, ref: BlobRef, *, defer: bool = False) -> None:
         path = self._index_path(ref.sha256)
@@ -560,7 +494,7 @@ class BlobReader:
                 f"the stored file is truncated ({len(content)} of {self.ref.size} bytes)",
             )
         if len(content) >= _PARALLEL_FROM:
-            sha = _side_pool().submit(self._sha.update, content)
+            sha = side_pool().submit(self._sha.update, content)
             self._b3.update(content)
             sha.result()
         else:

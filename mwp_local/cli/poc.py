@@ -29,14 +29,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (unless ``--check-only``), check, report; 0 only when every check passed."""
     scenario = None
-    mark = cpu_mark()  # the window over which other work decides whether the checks split
+    # The window over which other processes' work decides whether the checks split.
+    mark = None if args.check_only else cpu_mark()
     if not args.check_only:
         try:
             scenario = run_scenario(args.dir, mode=args.mode, seed=args.seed, mission=args.mission)
         except (MissionFileError, FileExistsError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-    results = run_checks_split(args.dir, since=None if args.check_only else mark)
+    results = run_checks_split(args.dir, since=mark)
     if args.json:
         sys.stdout.write(canonical_report(results, scenario).decode("utf-8") + "\n")
     else:

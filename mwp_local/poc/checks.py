@@ -62,7 +62,7 @@ def check(
     name: str, title: str, section: str, *, replays: bool = False
 ) -> Callable[[Callable[[Evidence], Verdict]], Callable[[Evidence], Verdict]]:
     """Register a check under ``name`` (unique); ``replays`` says it reads the verify-log pass
-    or the replay (``tests/poc`` holds every check to what it declares)."""
+    (``tests/poc`` holds every check to what it declares)."""
 
     def register(fn: Callable[[Evidence], Verdict]) -> Callable[[Evidence], Verdict]:
         if name in CHECKS:

@@ -47,11 +47,7 @@ def concurrent_roots(ev: Evidence) -> Verdict:
     )
 
 
-@check(
-    "signed_root_creation",
-    "each root Mission was created by a signed human Command",
-    S,
-)
+@check("signed_root_creation", "each root Mission was created by a signed human Command", S)
 def signed_root_creation(ev: Evidence) -> Verdict:
     from .checks_fences import signature_ok
 

@@ -18,7 +18,7 @@ done), this process runs the child's checks itself, so a failed child never beco
 check.
 
 Forking copies this process. Thread pools that exist here (the blob store's) have no threads
-in the child; ``artifacts.blobs`` replaces its pools after a fork, and the child ends with
+in the child; ``artifacts.blob_threads`` replaces its pools after a fork, and the child ends with
 ``os._exit`` so it never runs this process's exit handlers or flushes its buffered output.
 """
 
@@ -99,18 +99,12 @@ def spare_cores(since: CpuMark | None = None) -> float:
         seconds = now.wall - since.wall
         if now.busy is not None and seconds > 0:
             others = (now.busy - since.busy) - (now.own - since.own)
-            return spare_from_window(usable_cores(), max(others, 0.0) / seconds)
+            return usable_cores() - 1.0 - max(others, 0.0) / seconds  # one core is ours
     try:
         load = os.getloadavg()[0]
     except OSError:
         load = 0.0
     return usable_cores() - max(load, 1.0)
-
-
-def spare_from_window(cores: int, others_busy: float) -> float:
-    """The cores left beside this process (which needs one) when other processes kept
-    ``others_busy`` cores busy on average."""
-    return cores - 1.0 - others_busy
 
 
 def run_checks_split(
