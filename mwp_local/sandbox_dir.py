@@ -51,6 +51,7 @@ DEFAULT_AGENTS: dict[str, dict[str, Any]] = {
 DEFAULT_HUMANS = ("mission-owner",)
 
 LOG_FILE = "group.duckdb"
+ORGANIZATION_FILE = "organization.json"
 
 
 def init_directory(
@@ -63,10 +64,10 @@ def init_directory(
 ) -> GroupLog:
     """Create a sandbox directory and bootstrap its Organization into a new Group log."""
     path.mkdir(parents=True, exist_ok=True)
-    if (path / "organization.json").exists() or (path / LOG_FILE).exists():
+    if (path / ORGANIZATION_FILE).exists() or (path / LOG_FILE).exists():
         raise FileExistsError(f"{path} already holds a sandbox")
     org = Organization.create(seed, humans=humans, agents=agents or DEFAULT_AGENTS)
-    (path / "organization.json").write_text(json.dumps(organization_to_json(org), indent=2) + "\n")
+    (path / ORGANIZATION_FILE).write_text(json.dumps(organization_to_json(org), indent=2) + "\n")
     keys = path / "keys"
     keys.mkdir(exist_ok=True)
     (keys / "README.txt").write_text(DEV_KEY_WARNING + "\n")
@@ -121,9 +122,9 @@ def bootstrap(log: GroupLog, now: Timestamp) -> None:
 
 def load_organization(path: Path) -> Organization:
     """The Organization of a sandbox directory."""
-    file = path / "organization.json"
+    file = path / ORGANIZATION_FILE
     if not file.exists():
-        raise FileNotFoundError(f"{path} is not a sandbox directory (no organization.json)")
+        raise FileNotFoundError(f"{path} is not a sandbox directory (no {ORGANIZATION_FILE})")
     return organization_from_json(json.loads(file.read_text()))
 
 

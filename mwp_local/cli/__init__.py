@@ -1,7 +1,9 @@
 """The ``mwp-local`` command line: one module per subcommand, registered in a table.
 
 Each subcommand module exposes ``NAME``, ``HELP``, ``configure(parser)`` and ``run(args) -> int``.
-This package only parses arguments and dispatches; the work happens in the library.
+This package only parses arguments and dispatches; the work happens in the library. A path that
+cannot be read or written (an ``OSError``) ends the command with ``error: PATH: reason`` on
+standard error and exit code 2.
 """
 
 from __future__ import annotations
@@ -75,10 +77,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(only).parse_args(argv)
     if argv is None:
         gc.freeze()  # the imported modules live until exit: never examine them again
-    code: int = args._run(args)
+    try:
+        code: int = args._run(args)
+    except OSError as exc:  # a path given on the command line cannot be read or written
+        print(f"error: {_describe(exc)}", file=sys.stderr)
+        code = 2
     if argv is None:
         _exit_at_once(code)
     return code
+
+
+def _describe(exc: OSError) -> str:
+    """An operating-system error in words: the path and what went wrong with it."""
+    if exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc)
 
 
 def _exit_at_once(code: int) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
+from mwp_local.sandbox_dir import LOG_FILE, ORGANIZATION_FILE
 
 
 def add_now(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +30,74 @@ def now_from(args: argparse.Namespace) -> Timestamp:
     return parse_timestamp(format_utc(micros))
 
 
-def directory(parser: argparse.ArgumentParser) -> None:
-    """The positional sandbox directory."""
-    parser.add_argument("dir", type=Path, metavar="DIR", help="the sandbox directory")
+#: What makes a directory a sandbox directory (``sandbox_dir`` writes both when it creates one).
+SANDBOX_FILES = (ORGANIZATION_FILE, LOG_FILE)
+
+
+def directory(parser: argparse.ArgumentParser, *, new: bool = False) -> None:
+    """The positional sandbox directory: an existing one, checked while the arguments are parsed
+    (so a wrong path is a usage error, exit 2, before anything is opened), or with ``new`` the
+    path of one to create."""
+    if new:
+        parser.add_argument("dir", type=Path, metavar="DIR", help="the new sandbox directory")
+    else:
+        parser.add_argument(
+            "dir", type=sandbox_directory, metavar="DIR", help="a sandbox directory"
+        )
+
+
+def sandbox_problem(path: Path) -> str | None:
+    """Why ``path`` is not a sandbox directory, in words for the person who typed it; None if
+    it is one."""
+    if not path.exists():
+        return f"{path} does not exist"
+    if not path.is_dir():
+        return f"{path} is not a directory"
+    for name in SANDBOX_FILES:
+        if not (path / name).is_file():
+            return (
+                f"{path} is not a sandbox directory (no {name}); "
+                "`mwp-local init DIR` or `mwp-local run MISSION_FILE --dir DIR` creates one"
+            )
+    return None
+
+
+def sandbox_directory(text: str) -> Path:
+    """argparse type: an existing sandbox directory."""
+    path = Path(text)
+    problem = sandbox_problem(path)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return path
+
+
+def input_file(text: str) -> Path:
+    """argparse type: an existing file to read."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{path} does not exist")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{path} is a directory, not a file")
+    return path
+
+
+def input_or_stdin(text: str) -> Path:
+    """argparse type: an existing file to read, or ``-`` for standard input."""
+    return Path(text) if text == "-" else input_file(text)
+
+
+def name_value(text: str) -> tuple[str, str]:
+    """argparse type: ``NAME=VALUE`` (the value may hold further ``=``)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, value
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print ``error: message`` on standard error and return ``code`` (the exit code)."""
+    print(f"error: {message}", file=sys.stderr)
+    return code
 
 
 def print_outcome(outcome: Any, *, as_json: bool = False) -> None:

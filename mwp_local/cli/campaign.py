@@ -17,6 +17,10 @@ from typing import Any
 from mwp_local.campaign.invariants import check_directory
 from mwp_local.campaign.runner import TrialResult, meanings, run_campaign
 from mwp_local.campaign.schedule import FAULT_KINDS
+from mwp_local.sim.mission_file import MissionFileError
+from mwp_local.sim.mission_file import load as load_mission_file
+
+from ._common import fail, sandbox_directory
 
 DEFAULT_MISSION = Path(__file__).resolve().parents[2] / "sample_missions" / "campaign.toml"
 
@@ -36,7 +40,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--jobs", type=int, default=min(4, os.cpu_count() or 1), help="trials run in parallel"
     )
     parser.add_argument("--keep", type=Path, help="keep every trial directory under this one")
-    parser.add_argument("--check", type=Path, metavar="DIR", help="only check one directory")
+    parser.add_argument(
+        "--check", type=sandbox_directory, metavar="DIR", help="only check one directory"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -103,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
     if args.check is not None:
         return _check_only(args)
     missions = [str(m) for m in (args.mission or [DEFAULT_MISSION])]
+    for mission in missions:  # a wrong file is refused before any trial starts
+        try:
+            load_mission_file(mission)
+        except MissionFileError as exc:
+            return fail(str(exc))
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     started = time.perf_counter()
     done = 0

@@ -28,7 +28,10 @@ def run(args: argparse.Namespace) -> int:
     """Run all three bundles and report."""
     root: Path = args.root
     if not (root / "conformance" / "manifest.json").is_file():
-        print(f"error: {root} is not a protocol checkout (no conformance/manifest.json)")
+        print(
+            f"error: {root} is not a protocol checkout (no conformance/manifest.json)",
+            file=sys.stderr,
+        )
         return 2
     results = run_all(root)
     ok = all(r.passed == r.total and not r.failures for r in results)

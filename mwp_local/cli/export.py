@@ -10,7 +10,7 @@ from mwp_local.sandbox_dir import LOG_FILE
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.parquet import export_parquet
 
-from ._common import directory
+from ._common import directory, fail
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             summary = export_parquet(store, args.parquet, overwrite=args.overwrite)
         except FileExistsError as exc:
-            print(f"error: {exc} (use --overwrite)")
-            return 2
+            return fail(f"{exc} (use --overwrite)")
         print(
             f"Wrote {summary.events.rows} Events, {summary.receipts.rows} receipts and "
             f"{summary.rejections.rows} rejections to {summary.out_dir} (Hive-partitioned by Group)"

@@ -7,18 +7,19 @@ before anything is written; one bad line rejects the whole file and leaves the l
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from mwp_local.protocol.errors import ProtocolError
 from mwp_local.sandbox_dir import open_directory
 
-from ._common import directory
+from ._common import directory, input_file
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
     directory(parser)
-    parser.add_argument("file", type=Path, metavar="FILE.jsonl", help="signed Events, one per line")
+    parser.add_argument(
+        "file", type=input_file, metavar="FILE.jsonl", help="signed Events, one per line"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,12 +6,12 @@ import argparse
 
 from mwp_local.sandbox_dir import init_directory
 
-from ._common import add_now, directory, now_from
+from ._common import add_now, directory, fail, now_from
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
-    directory(parser)
+    directory(parser, new=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of every key (default 0)")
     add_now(parser)
 
@@ -21,8 +21,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         log = init_directory(args.dir, seed=args.seed, now=now_from(args))
     except FileExistsError as exc:
-        print(f"error: {exc}")
-        return 2
+        return fail(str(exc))
     print(f"Created sandbox {args.dir} (seed {args.seed})")
     for member in sorted(log.org.members.values(), key=lambda m: m.id):
         print(f"  {member.type:<8} {member.id}")

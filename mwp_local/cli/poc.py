@@ -13,6 +13,8 @@ from mwp_local.poc.scenario import SAMPLE, run_scenario
 from mwp_local.poc.split import cpu_mark, run_checks_split
 from mwp_local.sim.mission_file import MissionFileError
 
+from ._common import fail, sandbox_problem
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
@@ -31,12 +33,15 @@ def run(args: argparse.Namespace) -> int:
     scenario = None
     # The window over which other processes' work decides whether the checks split.
     mark = None if args.check_only else cpu_mark()
-    if not args.check_only:
+    if args.check_only:
+        problem = sandbox_problem(args.dir)
+        if problem is not None:
+            return fail(problem)
+    else:
         try:
             scenario = run_scenario(args.dir, mode=args.mode, seed=args.seed, mission=args.mission)
         except (MissionFileError, FileExistsError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return fail(str(exc))
     results = run_checks_split(args.dir, since=mark)
     if args.json:
         sys.stdout.write(canonical_report(results, scenario).decode("utf-8") + "\n")

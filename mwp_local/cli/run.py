@@ -10,6 +10,8 @@ from pathlib import Path
 from mwp_local.sandbox import Sandbox, StepReport
 from mwp_local.sim.mission_file import MissionFileError
 
+from ._common import fail
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
@@ -43,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         sandbox = Sandbox(args.dir, args.mission, seed=args.seed, mode=args.mode)
     except (MissionFileError, FileExistsError) as exc:
-        print(f"error: {exc}")
-        return 2
+        return fail(str(exc))
     if args.print_acks:
         from mwp_local.campaign.acks import record_acknowledgements
 

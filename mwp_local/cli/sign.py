@@ -11,21 +11,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from mwp_local.authority.context import derived_uuid
 from mwp_local.protocol.jcs import canonicalize
 from mwp_local.sandbox_dir import open_directory
 
-from ._common import add_now, directory, now_from
+from ._common import add_now, directory, input_or_stdin, now_from
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
     directory(parser)
     parser.add_argument("--as", dest="principal", required=True, help="name or ID of the signer")
-    parser.add_argument("file", type=Path, help="the unsigned Command (JSON); - for stdin")
+    parser.add_argument(
+        "file", type=input_or_stdin, help="the unsigned Command (JSON); - for stdin"
+    )
     parser.add_argument("--no-fill", action="store_true", help="do not fill in epochs")
     add_now(parser)
 

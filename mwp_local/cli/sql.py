@@ -8,7 +8,7 @@ import json
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.views import sql
 
-from ._common import directory, format_table
+from ._common import directory, fail, format_table, name_value
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--param",
         action="append",
         default=[],
+        type=name_value,
         metavar="NAME=VALUE",
         help="bind $NAME safely (repeatable)",
     )
@@ -27,13 +28,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the query and print the result."""
-    params = dict(p.split("=", 1) for p in args.param) or None
+    params = dict(args.param) or None
     store = DuckDBLogStore(args.dir / "group.duckdb", read_only=True)
     try:
         table = sql(store, args.query, params)
     except Exception as exc:  # a learner's SQL error: show it plainly
-        print(f"error: {exc}")
-        return 1
+        return fail(str(exc), 1)
     finally:
         store.close()
     if args.json:

@@ -12,13 +12,15 @@ from pathlib import Path
 
 from mwp_local.sandbox_dir import open_directory
 
-from ._common import add_now, directory, now_from, print_outcome
+from ._common import add_now, directory, input_or_stdin, now_from, print_outcome
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
     directory(parser)
-    parser.add_argument("files", type=Path, nargs="+", metavar="FILE", help="signed Commands")
+    parser.add_argument(
+        "files", type=input_or_stdin, nargs="+", metavar="FILE", help="signed Commands"
+    )
     parser.add_argument("--group-commit", action="store_true", help="one transaction for all")
     parser.add_argument("--json", action="store_true", help="one JSON line per outcome")
     add_now(parser)
@@ -39,9 +41,9 @@ def _commands(files: list[Path]) -> list[bytes]:
 
 def run(args: argparse.Namespace) -> int:
     """Submit and report; exit 1 when any Command was rejected."""
+    commands = _commands(args.files)
     log = open_directory(args.dir)
     now = now_from(args)
-    commands = _commands(args.files)
     if args.group_commit:
         outcomes = log.submit_many(commands, now)
     else:

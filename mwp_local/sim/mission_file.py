@@ -382,7 +382,13 @@ def load(path: Path | str) -> MissionFile:
     """Read and check a mission file."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MissionFileError(f"{path}: cannot read the mission file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise MissionFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise MissionFileError(f"{path}: not valid TOML: {exc}") from None
     return parse(raw, name=path.stem, source=str(path))

@@ -123,7 +123,7 @@ def test_a_rejection_is_explained_and_kept_apart(
 
 def test_sql_refuses_writes(sandbox: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sql", str(sandbox), "DELETE FROM log_events"]) == 1
-    assert "only SELECT" in capsys.readouterr().out
+    assert "only SELECT" in capsys.readouterr().err
 
 
 def test_verify_log_export_import_and_registry(
