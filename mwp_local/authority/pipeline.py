@@ -22,7 +22,7 @@ from ..protocol.signing import profile_for as _profile_for
 from ..protocol.signing import sign_document_canonical, verify_parsed_canonical
 from ..protocol.timestamps import Timestamp, parse_timestamp
 from ..store.records import EventRecord, ReceiptRecord, RejectionRecord
-from . import fences
+from . import extensions, fences
 from . import leases as leases_module
 from .command import CommandView, Draft
 from .config import AuthorityConfig
@@ -191,6 +191,9 @@ class Authority:
                 f"This Group Authority does not implement Command kind {cmd.kind!r}.",
                 details={"kind": cmd.kind},
             )
+        dependency = extensions.uninterpretable(cmd.document, spec.extensions)
+        if dependency is not None:
+            raise extensions.refuse(dependency, cmd.kind)
         if cmd.actor_type not in spec.actors:
             raise ProtocolError(
                 ErrorCode.AUTH_FORBIDDEN,

@@ -22,6 +22,8 @@ class CommandSpec:
     aggregate ``expectedRevision`` refers to (``"work_item"``, ``"mission"`` or None).
     ``cas``: compare-and-set is mandatory (§15.3): the Command must carry ``expectedRevision``.
     ``coordinator``: only the current Coordinator may send it (the Coordinator Epoch is fenced).
+    ``extensions``: the profile URIs of the Command's own ``extensions`` the handler interprets;
+    any other critical one is refused (``authority.extensions``).
     """
 
     kind: str
@@ -31,6 +33,7 @@ class CommandSpec:
     aggregate: str | None = None
     cas: bool = False
     coordinator: bool = False
+    extensions: frozenset[str] = frozenset()
 
 
 _HANDLERS: dict[str, CommandSpec] = {}
@@ -45,6 +48,7 @@ def command(
     aggregate: str | None = None,
     cas: bool = False,
     coordinator: bool = False,
+    extensions: tuple[str, ...] = (),
 ) -> Callable[[Handler], Handler]:
     """Register the decorated generator as the handler of ``kind``."""
 
@@ -59,6 +63,7 @@ def command(
             aggregate=aggregate,
             cas=cas,
             coordinator=coordinator,
+            extensions=frozenset(extensions),
         )
         return handler
 

@@ -8,24 +8,17 @@ from pathlib import Path
 import pytest
 
 from mwp_local.authority import Accepted
-from mwp_local.store.duckdb_log import DuckDBLogStore
 
-from .world import GROUP, MISSION, LoggedWorld, World
+from .world import GROUP, MISSION, WHERE_REFUSED, World, mission_world
 
 WID = "urn:mwp-local:work:impl"
 
 
-@pytest.fixture(params=["in-memory", "duckdb"])
+@pytest.fixture(params=WHERE_REFUSED)
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> World:
     """Each fence test runs twice: on the Authority alone, and through a GroupLog on a DuckDB
     file, where ``refuse`` also proves the stored log and projections byte-identical."""
-    if request.param == "duckdb":
-        w: World = LoggedWorld(DuckDBLogStore(tmp_path / "group.duckdb"))
-    else:
-        w = World()
-    w.bootstrap()
-    w.create_mission()
-    return w
+    return mission_world(request.param, tmp_path)
 
 
 def _active(w: World, agent: str = "worker-a") -> None:

@@ -4,6 +4,7 @@ that fill in the epochs a well-behaved client would carry (tests override them t
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
@@ -330,3 +331,22 @@ class LoggedWorld(World):
             sorted(r.receipt_json for r in store.receipts()),
             {t.name: store.projection_rows(t.name) for t in PROJECTIONS},
         )
+
+
+#: The two places a refusal is checked: the Authority alone, and a GroupLog on a DuckDB file.
+WHERE_REFUSED = ("in-memory", "duckdb")
+
+
+def mission_world(where: str, directory: Path) -> World:
+    """A bootstrapped World with its Mission created, on the Authority alone (``in-memory``) or
+    through a GroupLog on a DuckDB file in ``directory`` (``duckdb``), where ``refuse`` also
+    proves the stored log and projections byte-identical."""
+    if where == "duckdb":
+        from mwp_local.store.duckdb_log import DuckDBLogStore
+
+        w: World = LoggedWorld(DuckDBLogStore(directory / "group.duckdb"))
+    else:
+        w = World()
+    w.bootstrap()
+    w.create_mission()
+    return w

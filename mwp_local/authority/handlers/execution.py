@@ -184,7 +184,7 @@ def _checkpoint(cmd: CommandView) -> dict[str, Any]:
     return {**checkpoint, "progress": progress}
 
 
-@command("work.checkpoint")
+@command("work.checkpoint", extensions=(offline.BOUNDED_OFFLINE,))
 def checkpoint(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Durable progress: release execution, keep a bounded ownership lease (§10.2, §11.3).
 

@@ -69,7 +69,7 @@ def _message(
     return message
 
 
-@command("message.post", actors=("agent", "human"))
+@command("message.post", actors=("agent", "human"), extensions=(offline.BOUNDED_OFFLINE,))
 def post(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Post a completed Message to a Conversation of the Group.
 
