@@ -22,7 +22,7 @@ from ..authority.evolve import evolve
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for, verify_parsed
-from ..store.base import coerce_row
+from ..store.base import StoreLockedError, coerce_row
 from ..store.chain import GENESIS, link
 from ..store.records import PROJECTION_BY_NAME
 from .logdir import LogView, open_log_view
@@ -119,10 +119,13 @@ def check_directory(
     directory: Path | str, *, acks: Path | None = None, only: tuple[str, ...] | None = None
 ) -> CheckReport:
     """Open ``directory`` read-only and run the invariants over it. A directory whose log
-    cannot even be opened fails the first check, ``log_opens``."""
+    cannot even be opened fails the first check, ``log_opens``; one that another process holds
+    open for writing raises ``StoreLockedError`` (that says nothing about the log)."""
     opens = Tally()
     try:
         view = open_log_view(directory, acks=acks)
+    except StoreLockedError:
+        raise
     except Exception as exc:
         opens.check(False, f"{directory}: the log cannot be opened: {type(exc).__name__}: {exc}")
         return CheckReport(str(directory), {"log_opens": opens})

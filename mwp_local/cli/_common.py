@@ -1,4 +1,5 @@
-"""Helpers shared by subcommands: the clock, sandbox paths, printing tables and outcomes."""
+"""Helpers shared by subcommands: the clock, sandbox paths and the argument types that check them
+before anything is opened, the ``error:`` line on standard error, printing tables and outcomes."""
 
 from __future__ import annotations
 

@@ -53,6 +53,7 @@ __all__ = [
     "LogStoreError",
     "PlannedEvents",
     "StoreClosedError",
+    "StoreLockedError",
     "TableChange",
     "check_json_text",
     "check_required",
@@ -77,6 +78,12 @@ class IntegrityError(LogStoreError):
 
 class StoreClosedError(LogStoreError):
     """The store was closed, or opened read-only and asked to write."""
+
+
+class StoreLockedError(OSError, LogStoreError):
+    """Another process holds the log file open for writing (an ``OSError`` with ``EBUSY``: the
+    file is there but cannot be used now; ``filename`` is the file, ``strerror`` says who holds
+    it and what to do)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

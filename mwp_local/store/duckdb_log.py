@@ -55,6 +55,7 @@ from .base import (
     plan_events,
 )
 from .chain import GENESIS
+from .duckdb_errors import locked_error
 from .duckdb_schema import (
     EVENT_FIELDS,
     EVENT_SELECT,
@@ -135,7 +136,13 @@ class DuckDBLogStore:
         config: dict[str, str | bool | int | float | list[str]] = {}
         if checkpoint_threshold is not None and not read_only:
             config["checkpoint_threshold"] = checkpoint_threshold
-        self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
+        try:
+            self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
+        except duckdb.IOException as exc:
+            locked = locked_error(self.path, exc)
+            if locked is None:
+                raise
+            raise locked from None
         try:
             if not read_only and self._create_schema():
                 # A new file: its tables were created empty just now, at this code's version,

@@ -4,7 +4,11 @@ and nothing created or changed."""
 
 from __future__ import annotations
 
+import errno
 import json
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -13,6 +17,8 @@ import pytest
 from mwp_local.cli import main
 from mwp_local.sim.mission_file import MissionFileError
 from mwp_local.sim.mission_file import load as load_mission_file
+from mwp_local.store.base import StoreLockedError
+from mwp_local.store.duckdb_log import DuckDBLogStore
 
 NOW = "2026-07-15T00:00:00Z"
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
@@ -180,4 +186,92 @@ def test_init_on_an_existing_sandbox_says_so_on_standard_error(
     before = _state(sandbox)
     line = _failure(["init", str(sandbox), "--now", NOW], capsys)
     assert "already holds a sandbox" in line
+    assert _state(sandbox) == before
+
+
+#: A second process that holds a log open for writing until its standard input closes.
+HOLD = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+print("held", flush=True)
+sys.stdin.read()
+con.close()
+"""
+
+
+def _hold(log: Path) -> subprocess.Popen[str]:
+    """Start a process that holds ``log`` open for writing; return once it does."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(log)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _let_go(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.close()
+    assert holder.wait(timeout=60) == 0
+
+
+@pytest.fixture
+def held(sandbox: Path) -> Iterator[int]:
+    """The PID of a live process holding ``sandbox``'s log open for writing (as a notebook's
+    Sandbox would); it lets go when the test ends."""
+    holder = _hold(sandbox / "group.duckdb")
+    try:
+        yield holder.pid
+    finally:
+        _let_go(holder)
+
+
+def test_a_log_another_process_writes_is_named_with_that_process(sandbox: Path, held: int) -> None:
+    path = sandbox / "group.duckdb"
+    with pytest.raises(StoreLockedError) as raised:
+        DuckDBLogStore(path, read_only=True)
+    error = raised.value
+    assert isinstance(error, OSError) and error.errno == errno.EBUSY
+    assert error.filename == str(path)
+    assert f"open for writing in process {held} (" in error.strerror
+    assert "sandbox.close()" in error.strerror
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sql", "{dir}", "SELECT count(*) AS n FROM events"],
+        ["verify-log", "{dir}"],
+        ["export", "{dir}", "--jsonl", "{tmp}/events.jsonl"],
+        ["registry", "{dir}"],
+        ["campaign", "--check", "{dir}"],
+        ["poc", "--dir", "{dir}", "--check-only"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_every_command_on_a_log_another_process_writes_says_who_holds_it(
+    argv: list[str],
+    sandbox: Path,
+    tmp_path: Path,
+    held: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    words = [a.format(dir=sandbox, tmp=tmp_path) for a in argv]
+    line = _failure(words, capsys)
+    assert line.startswith(f"error: {sandbox / 'group.duckdb'}: the log is open for writing in ")
+    assert f"process {held} (" in line
+    assert not (tmp_path / "events.jsonl").exists()
+
+
+def test_once_the_other_process_lets_go_the_log_opens_unchanged(
+    sandbox: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _state(sandbox)
+    holder = _hold(sandbox / "group.duckdb")
+    _failure(["verify-log", str(sandbox)], capsys)
+    _let_go(holder)
+    assert main(["verify-log", str(sandbox)]) == 0
+    assert "OK" in capsys.readouterr().out
     assert _state(sandbox) == before
