@@ -274,9 +274,11 @@ class GroupLog:
 
     def import_events(self, documents: Sequence[bytes | str]) -> int:
         """Ingest signed Events from elsewhere: verify each signature against the Registry as it
-        stands, require acceptance by a trusted Organization service, replay each through
-        ``evolve`` (auditing it against the state tables), then commit them all in one
+        stands, require acceptance by a trusted Organization service, refuse one that depends on a
+        critical extension this code cannot interpret (``authority.extensions``), replay each
+        through ``evolve`` (auditing it against the state tables), then commit them all in one
         transaction. Any failure rejects the whole import and changes nothing."""
+        from .authority.extensions import EVENT_PROFILES, uninterpretable
         from .authority.pipeline import event_record
         from .protocol.signing import profile_for, verify_parsed
 
@@ -295,6 +297,15 @@ class GroupLog:
                         raise ValueError(
                             f"line {index}: accepted by {verified.principal.id}, which this "
                             "Organization does not trust as a Group Authority"
+                        )
+                    kind = doc.get("kind")
+                    needs = uninterpretable(doc, EVENT_PROFILES.get(kind, frozenset()))
+                    if needs is not None:
+                        raise ValueError(
+                            f"line {index}: the {kind} Event depends on the critical extension "
+                            f"{needs.uri} (version {needs.version}, at {needs.where}), which "
+                            "this sandbox cannot interpret, so it cannot replay the transition "
+                            "(§18)"
                         )
                     wid = doc.get("workItemId")
                     before = state.work_items.get(wid) if wid else None

@@ -11,6 +11,10 @@ as sent: the Command document is stored with its receipt, an embedded object as 
 The Command's own ``extensions`` are interpreted by its handler, which declares the profiles it
 reads (``CommandSpec.extensions``: the bounded-offline binding of §11.5 on ``work.checkpoint``
 and ``message.post``). Objects embedded in the payload have no profile this Authority reads.
+The same rule holds for signed Events taken in from elsewhere (``GroupLog.import_events``): an
+Event that depends on a critical profile this code cannot interpret cannot be replayed, so the
+import is refused (§18: refuse a transition that depends on an unknown critical profile); the
+Events that carry the §11.5 binding (``EVENT_PROFILES``) are the ones its Authority writes.
 Pure code: no I/O, no state.
 """
 
@@ -21,8 +25,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from .offline import BOUNDED_OFFLINE
 
 _RULE = "§17 unknown critical extensions; §18 refuse a transition that depends on one"
+
+#: Event kind → the profiles of the Event's own ``extensions`` this code understands: the
+#: Authority copies the bounded-offline binding of a reconciled Command onto its Event.
+EVENT_PROFILES: Mapping[str, frozenset[str]] = {
+    "work.checkpointed": frozenset({BOUNDED_OFFLINE}),
+    "message.posted": frozenset({BOUNDED_OFFLINE}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,4 +113,4 @@ def _walk(value: Any, path: tuple[str | int, ...]) -> Dependency | None:
     return None
 
 
-__all__ = ["Dependency", "refuse", "uninterpretable"]
+__all__ = ["EVENT_PROFILES", "Dependency", "refuse", "uninterpretable"]

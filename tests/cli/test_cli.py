@@ -10,6 +10,9 @@ import pyarrow.dataset as ds
 import pytest
 
 from mwp_local.cli import main
+from mwp_local.protocol.jcs import canonicalize
+from mwp_local.protocol.signing import sign_document
+from mwp_local.sandbox_dir import load_organization
 
 from ..conftest import PROTOCOL_ROOT
 
@@ -161,9 +164,11 @@ def test_verify_log_export_import_and_registry(
     assert {"group-authority", "mission-owner", "coordinator", "worker-1"} <= principals
 
 
-def test_an_import_with_a_tampered_event_changes_nothing(
+def _exported_and_fresh(
     sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+) -> tuple[list[str], Path]:
+    """A Mission created in ``sandbox``, its Group Events exported as JSON lines, and a fresh
+    sandbox of the same Organization to import them into."""
     signed = _sign(sandbox, "mission-owner", _create(tmp_path / "create.json"), capsys)
     main(["submit", str(sandbox), str(signed), "--now", LATER])
     jsonl = tmp_path / "events.jsonl"
@@ -173,6 +178,23 @@ def test_an_import_with_a_tampered_event_changes_nothing(
     lines = [
         line for line in jsonl.read_text().splitlines() if GROUP in line and '"sequence"' in line
     ]
+    return lines, other
+
+
+def _group_events(directory: Path) -> int:
+    con = duckdb.connect(str(directory / "group.duckdb"), read_only=True)
+    try:
+        return int(
+            con.sql("SELECT count(*) FROM log_events WHERE group_id IS NOT NULL").fetchall()[0][0]
+        )
+    finally:
+        con.close()
+
+
+def test_an_import_with_a_tampered_event_changes_nothing(
+    sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines, other = _exported_and_fresh(sandbox, tmp_path, capsys)
     lines[1] = lines[1].replace("Try the command line", "Tampered")
     lines[0] = lines[0].replace("Try the command line", "Tampered")
     part = tmp_path / "bad.jsonl"
@@ -180,8 +202,49 @@ def test_an_import_with_a_tampered_event_changes_nothing(
     capsys.readouterr()
     assert main(["import", str(other), str(part)]) == 1
     assert "nothing imported" in capsys.readouterr().out
+    assert _group_events(other) == 0
+
+
+def _import_with_extension(
+    sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *, critical: bool
+) -> tuple[Path, int, str]:
+    """Export the sandbox's Group Events, add an unknown extension to the first one, re-sign it
+    with the Group Authority's key, import them into a fresh sandbox of the same Organization."""
+    lines, other = _exported_and_fresh(sandbox, tmp_path, capsys)
+    org = load_organization(sandbox)
+    first = {k: v for k, v in json.loads(lines[0]).items() if k != "signature"}
+    first["extensions"] = {
+        "urn:example:extension:risk-score": {"version": "1.0.0", "critical": critical, "data": {}}
+    }
+    resigned = sign_document(
+        "event", first, org.authority.key_pair, org.identity().authority_key_id
+    )
+    lines[0] = canonicalize(resigned).decode("utf-8")
+    part = tmp_path / "part.jsonl"
+    part.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    code = main(["import", str(other), str(part)])
+    return other, code, capsys.readouterr().out
+
+
+def test_an_imported_event_that_needs_an_unknown_critical_extension_is_refused(
+    sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other, code, out = _import_with_extension(sandbox, tmp_path, capsys, critical=True)
+    assert code == 1
+    assert out.startswith("REJECTED (nothing imported): line 1: the mission.created Event")
+    assert "critical extension urn:example:extension:risk-score" in out and "(§18)" in out
+    assert _group_events(other) == 0
+
+
+def test_an_imported_event_with_an_unknown_noncritical_extension_is_kept(
+    sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other, code, out = _import_with_extension(sandbox, tmp_path, capsys, critical=False)
+    assert code == 0, out
     con = duckdb.connect(str(other / "group.duckdb"), read_only=True)
-    assert con.sql("SELECT count(*) FROM log_events WHERE group_id IS NOT NULL").fetchall() == [
-        (0,)
-    ]
+    (first,) = con.sql(
+        "SELECT document FROM log_events WHERE group_id IS NOT NULL ORDER BY position LIMIT 1"
+    ).fetchall()[0]
     con.close()
+    assert '"urn:example:extension:risk-score"' in first
