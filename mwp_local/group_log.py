@@ -302,10 +302,8 @@ class GroupLog:
                     needs = uninterpretable(doc, EVENT_PROFILES.get(kind, frozenset()))
                     if needs is not None:
                         raise ValueError(
-                            f"line {index}: the {kind} Event depends on the critical extension "
-                            f"{needs.uri} (version {needs.version}, at {needs.where}), which "
-                            "this sandbox cannot interpret, so it cannot replay the transition "
-                            "(§18)"
+                            f"line {index}: the {kind} Event depends on {needs}, which this "
+                            "sandbox cannot interpret, so it cannot replay the transition (§18)"
                         )
                     wid = doc.get("workItemId")
                     before = state.work_items.get(wid) if wid else None

@@ -39,7 +39,7 @@ EVENT_PROFILES: Mapping[str, frozenset[str]] = {
 
 @dataclass(frozen=True, slots=True)
 class Dependency:
-    """One critical extension a Command depends on: where it sits and what it names."""
+    """One critical extension a Command or Event depends on: where it sits and what it names."""
 
     path: tuple[str | int, ...]
     uri: str
@@ -53,9 +53,12 @@ class Dependency:
             text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
         return text
 
+    def __str__(self) -> str:
+        return f"the critical extension {self.uri} (version {self.version}, at {self.where})"
+
 
 def uninterpretable(document: Mapping[str, Any], understood: frozenset[str]) -> Dependency | None:
-    """The first critical extension of ``document`` (a verified Command) that this Authority
+    """The first critical extension of ``document`` (a verified Command or Event) that this code
     cannot interpret: at the top level one not in ``understood``, in the payload any."""
     found = _critical(document.get("extensions"), ("extensions",), understood)
     if found is None:
@@ -67,8 +70,7 @@ def refuse(dependency: Dependency, kind: str) -> ProtocolError:
     """``UNKNOWN_CRITICAL_EXTENSION`` for ``dependency`` on a Command of ``kind``."""
     return ProtocolError(
         ErrorCode.UNKNOWN_CRITICAL_EXTENSION,
-        f"The {kind} Command depends on the critical extension {dependency.uri} "
-        f"(version {dependency.version}, at {dependency.where}), which this Group Authority "
+        f"The {kind} Command depends on {dependency}, which this Group Authority "
         f"cannot interpret for {kind}. A critical extension must be understood before the "
         "transition it belongs to is applied; nothing was changed. Leave the extension out, "
         "mark it noncritical if the transition is correct without it, or send the Command to "

@@ -80,8 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args._run(args)
     except OSError as exc:  # a path given on the command line cannot be read or written
-        print(f"error: {_describe(exc)}", file=sys.stderr)
-        code = 2
+        from ._common import fail
+
+        code = fail(_describe(exc))
     if argv is None:
         _exit_at_once(code)
     return code

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
-from mwp_local.sandbox_dir import LOG_FILE, ORGANIZATION_FILE
 
 
 def add_now(parser: argparse.ArgumentParser) -> None:
@@ -31,10 +30,6 @@ def now_from(args: argparse.Namespace) -> Timestamp:
     return parse_timestamp(format_utc(micros))
 
 
-#: What makes a directory a sandbox directory (``sandbox_dir`` writes both when it creates one).
-SANDBOX_FILES = (ORGANIZATION_FILE, LOG_FILE)
-
-
 def directory(parser: argparse.ArgumentParser, *, new: bool = False) -> None:
     """The positional sandbox directory: an existing one, checked while the arguments are parsed
     (so a wrong path is a usage error, exit 2, before anything is opened), or with ``new`` the
@@ -50,11 +45,15 @@ def directory(parser: argparse.ArgumentParser, *, new: bool = False) -> None:
 def sandbox_problem(path: Path) -> str | None:
     """Why ``path`` is not a sandbox directory, in words for the person who typed it; None if
     it is one."""
+    # What makes a sandbox directory (``sandbox_dir`` writes both); imported here, where a
+    # directory is checked, so that subcommands without one need not load the sandbox.
+    from mwp_local.sandbox_dir import LOG_FILE, ORGANIZATION_FILE
+
     if not path.exists():
         return f"{path} does not exist"
     if not path.is_dir():
         return f"{path} is not a directory"
-    for name in SANDBOX_FILES:
+    for name in (ORGANIZATION_FILE, LOG_FILE):
         if not (path / name).is_file():
             return (
                 f"{path} is not a sandbox directory (no {name}); "

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from mwp_local.conformance import run_all
 
+from ._common import fail
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
@@ -28,11 +30,7 @@ def run(args: argparse.Namespace) -> int:
     """Run all three bundles and report."""
     root: Path = args.root
     if not (root / "conformance" / "manifest.json").is_file():
-        print(
-            f"error: {root} is not a protocol checkout (no conformance/manifest.json)",
-            file=sys.stderr,
-        )
-        return 2
+        return fail(f"{root} is not a protocol checkout (no conformance/manifest.json)")
     results = run_all(root)
     ok = all(r.passed == r.total and not r.failures for r in results)
     if args.json:

@@ -7,7 +7,7 @@ import argparse
 
 from mwp_local.artifacts.blobs import BlobStore
 from mwp_local.sandbox_dir import LOG_FILE, load_organization
-from mwp_local.store.base import LogStoreError, StoreLockedError
+from mwp_local.store.base import LogStoreError
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.verify import verify_log
 
@@ -24,8 +24,6 @@ def run(args: argparse.Namespace) -> int:
     org = load_organization(args.dir)
     try:
         store = DuckDBLogStore(args.dir / LOG_FILE, read_only=True)
-    except StoreLockedError:
-        raise  # not a property of the log: an error (exit 2), not a failed verification
     except LogStoreError as exc:
         print(f"FAILED: the log cannot be opened: {exc}")
         return 1

@@ -80,10 +80,10 @@ class StoreClosedError(LogStoreError):
     """The store was closed, or opened read-only and asked to write."""
 
 
-class StoreLockedError(OSError, LogStoreError):
-    """Another process holds the log file open for writing (an ``OSError`` with ``EBUSY``: the
+class StoreLockedError(OSError):
+    """Another process holds the log file open for writing: an ``OSError`` with ``EBUSY`` (the
     file is there but cannot be used now; ``filename`` is the file, ``strerror`` says who holds
-    it and what to do)."""
+    it and what to do), not a ``LogStoreError``, since it says nothing about the log."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

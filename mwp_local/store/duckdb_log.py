@@ -5,8 +5,8 @@ anything about the protocol: it checks only the log rules shared with every stor
 persists what the Group Authority hands it. Events are append-only: no code path here updates or
 deletes a ``log_events``, ``log_receipts`` or ``log_rejections`` row.
 
-Tables (their columns are defined in ``duckdb_schema``; the documented, friendlier views on top
-are in ``views``):
+Tables (their columns are defined in ``duckdb_schema``, created and checked on open by
+``duckdb_open``; the documented, friendlier views on top are in ``views``):
 
 * ``log_events``: one row per Event, ``position`` 1, 2, 3, ... over the whole log, every
   ``EventRecord`` field as a typed column (``payload`` as ``JSON``, ``occurred_at`` as the signed
@@ -41,7 +41,6 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from . import views
 from .base import (
     IntegrityError,
     LogEntry,
@@ -55,7 +54,7 @@ from .base import (
     plan_events,
 )
 from .chain import GENESIS
-from .duckdb_errors import locked_error
+from .duckdb_open import Config, check_schema_version, connect, create_schema
 from .duckdb_schema import (
     EVENT_FIELDS,
     EVENT_SELECT,
@@ -66,9 +65,7 @@ from .duckdb_schema import (
     REJECTION_FIELDS,
     REJECTION_SELECT,
     SCHEMA_VERSION,
-    log_table_ddl,
     projection_arrow,
-    projection_ddl,
     quote,
     select_text,
 )
@@ -133,90 +130,27 @@ class DuckDBLogStore:
         self.before_write: Callable[[], None] | None = None
         #: Why the store refuses further use (a failed write-behind flush), else None.
         self._failed: str | None = None
-        config: dict[str, str | bool | int | float | list[str]] = {}
+        config: Config = {}
         if checkpoint_threshold is not None and not read_only:
             config["checkpoint_threshold"] = checkpoint_threshold
+        self._con = connect(self.path, read_only=read_only, config=config)
         try:
-            self._con = duckdb.connect(str(self.path), read_only=read_only, config=config)
-        except duckdb.IOException as exc:
-            locked = locked_error(self.path, exc)
-            if locked is None:
-                raise
-            raise locked from None
-        try:
-            if not read_only and self._create_schema():
+            new = False
+            if not read_only:
+                new, self.stale_projections = create_schema(self._con)
+            if new:
                 # A new file: its tables were created empty just now, at this code's version,
                 # so there is nothing to check or recover (five queries, ~4 ms, skipped).
                 self._set_head((0, GENESIS), {}, 0, 0)
             else:
-                self._check_schema_version()
+                check_schema_version(self._con, self.path)
                 self._recover_head()
             self._writer = None if read_only else self._con.cursor()
         except BaseException:
             self._con.close()
             raise
 
-    # --- schema and recovery ---------------------------------------------------------------
-
-    def _create_schema(self) -> bool:
-        """Create what is missing and recreate the projection tables whose shape changed, in one
-        transaction; return whether the file held no table or view before (a new file).
-
-        Measured with DuckDB 2.0 on this kind of machine: the columns are read from
-        ``duckdb_columns()`` without its internal ones, the very rows of the
-        ``information_schema.columns`` view over it, for ~1.5 to 3 ms instead of ~5 to 7 ms;
-        the version row is inserted unless present for ~1.5 ms, where ``ON CONFLICT DO NOTHING``
-        took ~4.5 ms."""
-        con = self._con
-        con.begin()
-        try:
-            declared: dict[str, list[tuple[str, str]]] = {}
-            for name, column, kind in con.execute(
-                "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-                "WHERE NOT internal AND schema_name = 'main' ORDER BY table_name, column_index"
-            ).fetchall():
-                declared.setdefault(name, []).append((column, kind))
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS mwp_store_meta "
-                "(name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)"
-            )
-            con.execute(
-                "INSERT INTO mwp_store_meta SELECT 'schema_version', ? WHERE NOT EXISTS "
-                "(SELECT 1 FROM mwp_store_meta WHERE name = 'schema_version')",
-                [SCHEMA_VERSION],
-            )
-            for log_table in LOG_TABLES:
-                con.execute(log_table_ddl(log_table))
-            stale = []
-            for table in PROJECTIONS:
-                existing = declared.get(table.name, [])
-                if existing and tuple(existing) != table.columns:
-                    con.execute(f"DROP TABLE {quote(table.name)} CASCADE")
-                    stale.append(table.name)
-                if not existing or table.name in stale:
-                    con.execute(projection_ddl(table))
-            views.create_views(con)
-            con.commit()
-        except BaseException:
-            con.rollback()
-            raise
-        self.stale_projections = frozenset(stale)
-        return not declared
-
-    def _check_schema_version(self) -> None:
-        try:
-            rows = self._con.execute(
-                "SELECT value FROM mwp_store_meta WHERE name = 'schema_version'"
-            ).fetchall()
-        except duckdb.CatalogException:
-            raise LogStoreError(
-                f"{self.path} is not an mwp_local log (no mwp_store_meta)"
-            ) from None
-        if rows != [(SCHEMA_VERSION,)]:
-            found = rows[0][0] if rows else None
-            raise LogStoreError(
-                f"{self.path} has log schema version {found!r}; this code reads {SCHEMA_VERSION!r}"
-            )
+    # --- recovery ------------------------------------------------------------------------
 
     def _recover_head(self) -> None:
         """Load the head (last position, chain value), per-Group last sequences and the receipt
