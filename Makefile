@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PROTOCOL ?= ../shared/protocol
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck venv bytecode clean bench
+.PHONY: demo test lint typecheck venv bytecode clean bench golden
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,8 @@ demo: bytecode
 	@echo "Next: $(BIN)/jupyter lab notebooks/01_quickstart.ipynb  (tutorials/README.md leads through notebooks 01-08)"
 
 lint: $(STAMP)
-	$(BIN)/ruff check mwp_local tests
-	$(BIN)/ruff format --check mwp_local tests
+	$(BIN)/ruff check mwp_local tests tools
+	$(BIN)/ruff format --check mwp_local tests tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy mwp_local
@@ -45,6 +45,10 @@ test: bytecode lint typecheck
 # Speed against same-run ceilings (13-17 min on 2 cores): prints a table, writes benchmarks/results.json.
 bench: bytecode
 	$(BIN)/python benchmarks/run.py
+
+# Same seed, same bytes: every sample run against tools/golden.json (the suite runs it too).
+golden: bytecode
+	$(BIN)/python tools/golden.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
