@@ -37,9 +37,9 @@ from workload import Timed, Workload
 
 from mwp_local.authority import Accepted
 from mwp_local.authority.pipeline import Outcome
-from mwp_local.group_log import GroupLog
 from mwp_local.protocol.jcs import canonicalize
 from mwp_local.store.duckdb_log import DuckDBLogStore
+from mwp_local.store.group_log import GroupLog
 
 
 @dataclass(frozen=True, slots=True)

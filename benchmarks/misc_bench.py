@@ -1,7 +1,7 @@
 """Figures 5 and 7: Artifact blobs and import time (figure 6 is in ``scenario_bench``).
 
 * Figure 5 stores and reads back (verified) Artifact content through
-  ``mwp_local.artifacts.blobs.BlobStore`` at 1 MiB and 64 MiB, in GB/s, against hashlib SHA-256
+  ``mwp_local.store.blobs.BlobStore`` at 1 MiB and 64 MiB, in GB/s, against hashlib SHA-256
   of the same bytes in the same run. ``put`` computes SHA-256 and BLAKE3, writes a temporary
   file, fsyncs it and renames it into place; ``get`` re-hashes both digests before returning.
 * Figure 7 imports ``mwp_local`` in a fresh interpreter (the time of the ``import`` statement
@@ -44,10 +44,10 @@ def _label(size: int) -> str:
 
 def figure_5(sizes: Sizes) -> list[Entry]:
     """Artifact put and verified get against SHA-256, or pending without the blob store."""
-    if importlib.util.find_spec("mwp_local.artifacts.blobs") is None:
-        reason = "pending: needs mwp_local.artifacts.blobs"
+    if importlib.util.find_spec("mwp_local.store.blobs") is None:
+        reason = "pending: needs mwp_local.store.blobs"
         return [Entry(figure="5", name="Artifact put / verified get", unit="GB/s", pending=reason)]
-    from mwp_local.artifacts.blobs import BlobStore
+    from mwp_local.store.blobs import BlobStore
 
     entries = []
     for size in sizes.blob_sizes:
@@ -128,7 +128,7 @@ def figure_7(sizes: Sizes) -> list[Entry]:
     """``import mwp_local`` in a fresh interpreter (and, for information, the Authority stack)."""
     with tempfile.TemporaryDirectory(prefix="mwp-bench-pycache-") as cache:
         env = _environment(Path(cache))
-        for module in ("mwp_local", "mwp_local.group_log"):  # warm the bytecode cache
+        for module in ("mwp_local", "mwp_local.store.group_log"):  # warm the bytecode cache
             _fresh(_TIMED_IMPORT.format(module=module), env)
         startup = Measure(
             "bare interpreter start", "s", tuple(_startup(env) for _ in range(sizes.import_reps))
@@ -137,7 +137,7 @@ def figure_7(sizes: Sizes) -> list[Entry]:
             _fresh(_TIMED_IMPORT.format(module="mwp_local"), env) for _ in range(sizes.import_reps)
         ]
         stack = [
-            _fresh(_TIMED_IMPORT.format(module="mwp_local.group_log"), env)
+            _fresh(_TIMED_IMPORT.format(module="mwp_local.store.group_log"), env)
             for _ in range(sizes.import_reps)
         ]
     return [
@@ -156,7 +156,7 @@ def figure_7(sizes: Sizes) -> list[Entry]:
         ),
         Entry(
             figure="7",
-            name="import mwp_local.group_log (for information)",
+            name="import mwp_local.store.group_log (for information)",
             unit="s",
             values=stack,
             ceiling=startup,

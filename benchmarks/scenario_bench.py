@@ -25,8 +25,9 @@ from typing import Any
 
 from harness import Entry, Target
 
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.mission_file import MissionFile, parse
+from mwp_local.agents.specs import MissionFile
+from mwp_local.drivers.mission_file import parse
+from mwp_local.drivers.sandbox import Sandbox
 
 START = "2026-07-15T09:00:00Z"
 GROUPS = 8

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from mwp_local.authority import Accepted
-from mwp_local.authority.context import derived_uuid
+from mwp_local.authority.organization import Member, Organization
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import example_contract
-from mwp_local.group_log import GroupLog
-from mwp_local.organization import Member, Organization
+from mwp_local.protocol.ids import derived_uuid
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
-from mwp_local.sandbox_dir import bootstrap
 from mwp_local.store.base import LogStore
+from mwp_local.store.group_log import GroupLog
+from mwp_local.store.sandbox_dir import bootstrap
 
 START = "2026-07-15T00:00:00Z"
 GROUP = "urn:mwp-local:group:bench"

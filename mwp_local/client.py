@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .authority.context import derived_uuid
+from .authority.organization import Member
 from .authority.pipeline import Outcome
-from .group_log import GroupLog
-from .organization import Member
+from .protocol.ids import derived_uuid
 from .protocol.timestamps import Timestamp
+from .store.group_log import GroupLog
 
 
 @dataclass

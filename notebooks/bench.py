@@ -20,9 +20,9 @@ from typing import Any
 from mwp_local.authority import Accepted, AuthorityConfig
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
-from mwp_local.notebook.html import STYLE, rejection_html
+from mwp_local.render.html import STYLE, rejection_html
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
-from mwp_local.sandbox_dir import init_directory
+from mwp_local.store.sandbox_dir import init_directory
 
 START = "2026-07-15T00:00:00Z"
 CAP = EXAMPLE_IMPLEMENT
@@ -249,7 +249,7 @@ class Bench:
     def artifact(self, wid: str, agent: str = "worker-a", content: bytes = b"patch",
                  sources: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
         """A signed manifest for ``content`` (stored in the bench's blob store)."""
-        from mwp_local.artifacts.blobs import BlobStore
+        from mwp_local.store.blobs import BlobStore
 
         BlobStore(self.directory / "blobs").put(content)
         member = self.org.get(agent)

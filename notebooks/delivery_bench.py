@@ -21,19 +21,20 @@ from html import escape
 from typing import Any
 
 from mwp_local.agents.base import Intent, View
-from mwp_local.agents.local_store import MemoryLocalStore
+from mwp_local.store.agent_store import MemoryLocalStore
 from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.authority.state import AuthorityState
 from mwp_local.delivery import frames
 from mwp_local.delivery.bus import DeliveryBus
-from mwp_local.delivery.client import BusClient
+from mwp_local.agents.bus_client import BusClient
 from mwp_local.delivery.config import DeliveryConfig
 from mwp_local.delivery.snapshots import SnapshotBundle, build_snapshot
-from mwp_local.notebook.html import STYLE
-from mwp_local.organization import Organization
+from mwp_local.render.html import STYLE
+from mwp_local.authority.organization import Organization
 from mwp_local.protocol.documents import validate
 from mwp_local.protocol.errors import ProtocolError
+from mwp_local.store.projection_rows import projection_rows
 
 T0 = 1_784_106_000_000_000  # 2026-07-15T09:00:00Z
 SECOND = 1_000_000
@@ -181,7 +182,7 @@ def drive(
 
 def projections(state: AuthorityState) -> dict[str, list[str]]:
     """Every projection row of ``state``, order-free (to compare two replicas)."""
-    rows = state.projection_rows()
+    rows = projection_rows(state)
     return {
         t: sorted(json.dumps(r, sort_keys=True, default=str) for r in v) for t, v in rows.items()
     }

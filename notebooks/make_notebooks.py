@@ -67,7 +67,7 @@ notebook("02_work_contracts_and_state_machine.ipynb", [
        "`WORK_ITEM_TABLE`, the same table the Authority looks transitions up in. From `open`, "
        "`work.accept_result` is not a row (nothing was submitted): refused with "
        "`INVALID_STATE_TRANSITION`."),
-    code("from mwp_local.notebook.svg import state_machine_svg, allowed_transitions_html\n"
+    code("from mwp_local.render.svg import state_machine_svg, allowed_transitions_html\n"
          "display(HTML(state_machine_svg('open') + allowed_transitions_html('open')))"),
     code("b.refuse('MWP-WRK-003', 'INVALID_STATE_TRANSITION', 'coordinator', 'work.accept_result',\n"
          "         {'workItemId': WID})"),
@@ -184,7 +184,7 @@ notebook("03_offers_ownership_and_leases.ipynb", [
        "admission.py`, pure code). A Worker cleared for risky work can accept this offer; one "
        "cleared only for reversible work declines with the structured reason `authorization` "
        "(posted in the WorkItem Conversation instead of an acceptance)."),
-    code("from mwp_local.agents.admission import AdmissionInputs, CostModel, Eligibility, admit\n"
+    code("from mwp_local.agents.worker.admission import AdmissionInputs, CostModel, Eligibility, admit\n"
          "RISKY = 'urn:mwp-local:work:migration'\n"
          "b.authorize(RISKY, sideEffectRisk='external')\n"
          "b.offer(RISKY, 'worker-a')\n"
@@ -216,8 +216,8 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
     code("import tempfile\nfrom pathlib import Path\n"
          "from IPython.display import HTML, display\n"
          "from bench import show, coverage\n"
-         "from mwp_local.sandbox import Sandbox\n"
-         "from mwp_local.notebook.timeline import timeline_html, scheduler_panel_html, find_scheduler\n"
+         "from mwp_local.drivers.sandbox import Sandbox\n"
+         "from mwp_local.render.timeline import timeline_html, scheduler_panel_html, find_scheduler\n"
          "ROOT = Path.cwd().parent\n"
          "sb = Sandbox(Path(tempfile.mkdtemp()) / 'sandbox', ROOT / 'sample_missions' / 'flagship.toml', seed=1)\n"
          "sb.run(max_steps=119)\n"
@@ -234,7 +234,7 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
     md("## The Scheduler up close\n\nThe Scheduler is pure code (`mwp_local/agents/"
        "scheduler.py`): give it queued work and slots, it returns decisions. Two Groups, one "
        "free slot per tick, every item one second long."),
-    code("from mwp_local.agents.scheduler import (Dispatch, PreemptionPolicy, QueuedWork, RequestPreemption,\n"
+    code("from mwp_local.agents.scheduler.core import (Dispatch, PreemptionPolicy, QueuedWork, RequestPreemption,\n"
          "    RequestedUrgency, Scheduler, SchedulerConfig, Slot)\n"
          "TICK = 1_000_000\n"
          "def work(wid, group, **fields):\n"
@@ -355,9 +355,9 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
        "Lease. On a bench, `worker-a` runs two WorkItems in two slots; the external tool service "
        "refuses slot 1's token for slot 2's WorkItem."),
     code("import bench\n"
-         "from mwp_local.agents.slots import ExternalCall, attempt_key, execution_key\n"
-         "from mwp_local.sim.clock import timestamp\n"
-         "from mwp_local.sim.external import ExternalSystem, token_check_for\n"
+         "from mwp_local.agents.worker.slots import ExternalCall, attempt_key, execution_key\n"
+         "from mwp_local.drivers.clock import timestamp\n"
+         "from mwp_local.drivers.external import ExternalSystem, token_check_for\n"
          "b = bench.Bench()\n"
          "b.create_mission()\n"
          "ONE, TWO = 'urn:mwp-local:work:one', 'urn:mwp-local:work:two'\n"
@@ -423,7 +423,7 @@ notebook("05_failures_and_recovery.ipynb", [
        "runtime as after a crash, rebuilds it from its local file (or from the Group log), and "
        "the control plane opens a new Session: the old runtime's leases are revoked and its "
        "active items go back to `queued`."),
-    code("import tempfile\nfrom pathlib import Path\nfrom mwp_local.sandbox import Sandbox\n"
+    code("import tempfile\nfrom pathlib import Path\nfrom mwp_local.drivers.sandbox import Sandbox\n"
          "sb = Sandbox(Path(tempfile.mkdtemp()) / 'sandbox', Path.cwd().parent / 'sample_missions' / 'learn.toml', seed=1)\n"
          "sb.run(until=lambda s: any(str(i.state) == 'active' for i in s.log.state.work_items.values()))\n"
          "owner = next(i.owner['agentId'] for i in sb.log.state.work_items.values() if str(i.state) == 'active')\n"
@@ -442,7 +442,7 @@ notebook("05_failures_and_recovery.ipynb", [
        "historical lease expiry, six-dimensional usage delta). On reconnect the Worker rebases "
        "it (current `issuedAt`, Session and Membership Epochs, re-signed: the bench fills "
        "those in) and the Authority reconciles it."),
-    code("from mwp_local.delivery.offline import extension\n"
+    code("from mwp_local.agents.worker.offline import extension\n"
          "from mwp_local.protocol.timestamps import format_utc, parse_timestamp\n"
          "OFF = 'urn:mwp-local:work:offline'\n"
          "b.active(OFF)\n"
@@ -485,11 +485,11 @@ notebook("05_failures_and_recovery.ipynb", [
          "reconciled"),
     code("show('MWP-WRK-022', 'accepted', f'one transaction: {kinds[0]} then {kinds[1]}; '\n"
          "     f\"the WorkItem's ledger: {b.state.budgets[('work_item', OFF)].used}\")"),
-    md("MWP-WRK-020 on the Worker's side (`mwp_local/delivery/offline.py`): in a Sandbox, when "
+    md("MWP-WRK-020 on the Worker's side (`mwp_local/agents/worker/offline.py`): in a Sandbox, when "
        "the service goes down, a Worker buffers progress only for its already-active, reversible "
        "work under a live lease."),
     code("from mwp_local.delivery.config import Window\n"
-         "from mwp_local.delivery.offline import go_offline\n"
+         "from mwp_local.agents.worker.offline import go_offline\n"
          "sb2 = Sandbox(Path(tempfile.mkdtemp()) / 'sandbox', Path.cwd().parent / 'sample_missions' / 'learn.toml', seed=1)\n"
          "sb2.run(until=lambda s: any(str(i.state) == 'active' for i in s.log.state.work_items.values()))\n"
          "now = sb2.clock.now_us()\n"
@@ -554,7 +554,7 @@ notebook("06_artifacts_evidence_and_provenance.ipynb", [
          "graph"),
     md("Now damage the stored bytes. The next read re-hashes them and refuses with "
        "`PROTOCOL_VIOLATION` naming the Artifact: nothing downstream sees tampered content."),
-    code("from mwp_local.artifacts.blobs import BlobStore\n"
+    code("from mwp_local.store.blobs import BlobStore\n"
          "blobs = BlobStore(b.directory / 'blobs')\n"
          "ref = blobs.ref(manifest['contentHash'])\n"
          "path = blobs.blob_path(ref.b3)\n"
@@ -628,7 +628,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "from mwp_local.delivery.config import DeliveryConfig, Window\n"
          "from mwp_local.protocol.errors import ErrorCode, ProtocolError\n"
          "from mwp_local.protocol.jsontext import parse_strict\n"
-         "from mwp_local.sandbox import Sandbox\n"
+         "from mwp_local.drivers.sandbox import Sandbox\n"
          "\n"
          "MISSIONS = Path.cwd().parent / 'sample_missions'\n"
          "sb = Sandbox(Path(tempfile.mkdtemp()) / 'sandbox', MISSIONS / 'learn.toml', seed=1)\n"
@@ -882,7 +882,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
     md("The local file is a projection, never the truth. Write a bogus queue row into the "
        "Worker's file and restart it *from that file*: the stored queue disagrees with the "
        "Events it holds, so it is refused and rebuilt from them."),
-    code("from mwp_local.agents.local_store import LocalBatch, QueueRow\n"
+    code("from mwp_local.store.agent_store import LocalBatch, QueueRow\n"
          "\n"
          "runtime = sb.runtime(worker)\n"
          "truth = runtime.work_queues()\n"
@@ -900,9 +900,9 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
        "operation carries a key derived from Mission ID, WorkItem ID, Ownership Epoch and the "
        "logical operation ID. Delivering the same call twice (at-least-once) performs it once: "
        "the repeat is answered from the record."),
-    code("from mwp_local.agents.slots import ExternalCall, attempt_key, execution_key\n"
-         "from mwp_local.sim.clock import timestamp\n"
-         "from mwp_local.sim.external import ExternalSystem, token_check_for\n"
+    code("from mwp_local.agents.worker.slots import ExternalCall, attempt_key, execution_key\n"
+         "from mwp_local.drivers.clock import timestamp\n"
+         "from mwp_local.drivers.external import ExternalSystem, token_check_for\n"
          "\n"
          "b = bench.Bench()\n"
          "b.create_mission()\n"
@@ -926,7 +926,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "     'second time (answered from the record)')"),
     md("## Replay\n\nThe log is the only truth: drop every projection and rebuild them by "
        "replay, then check the log end to end."),
-    code("from mwp_local.verify import verify_log\n"
+    code("from mwp_local.store.verify import verify_log\n"
          "\n"
          "sb.log.rebuild_projections(verify_signatures=True)\n"
          "assert verify_log(sb.log.org, sb.log.store).ok\n"
@@ -992,7 +992,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
     md("Let the bus deliver everything still in flight (no agent acts meanwhile): every "
        "agent, `ops` included, holds the same projections as a clean replay of the Group log. "
        "The Sandbox draws itself too."),
-    code("from mwp_local.group_log import replay\n"
+    code("from mwp_local.store.group_log import replay\n"
          "\n"
          "run.settle_delivery()\n"
          "truth = db.projections(replay(run.log.org, run.log.store))\n"
@@ -1008,7 +1008,7 @@ notebook("08_sql_analytics.ipynb", [
        "fresh sandbox (every signature and every transition is checked on the way in), and "
        "analyse the imported log."),
     code("import subprocess, sys, tempfile\nfrom pathlib import Path\n"
-         "from mwp_local.sandbox import Sandbox\n"
+         "from mwp_local.drivers.sandbox import Sandbox\n"
          "work = Path(tempfile.mkdtemp())\n"
          "sb = Sandbox(work / 'run', Path.cwd().parent / 'sample_missions' / 'learn.toml', seed=1)\n"
          "sb.run()\n"

@@ -21,9 +21,9 @@ cells = [
         "import tempfile\n"
         "from pathlib import Path\n"
         "from IPython.display import HTML, SVG, display\n"
-        "from mwp_local.sandbox import Sandbox\n"
-        "from mwp_local.notebook.html import step_html, summary_html\n"
-        "from mwp_local.notebook.svg import state_machine_svg\n"
+        "from mwp_local.drivers.sandbox import Sandbox\n"
+        "from mwp_local.render.html import step_html, summary_html\n"
+        "from mwp_local.render.svg import state_machine_svg\n"
         "from mwp_local.notebook.widgets import Stepper, TimeTravel\n\n"
         "ROOT = Path.cwd() if (Path.cwd() / 'sample_missions').exists() else Path.cwd().parent\n"
         "mission_file = ROOT / 'sample_missions' / 'learn.toml'\n"
@@ -56,7 +56,7 @@ cells = [
     ),
     code(
         "from mwp_local.client import Client\n"
-        "from mwp_local.sim.clock import timestamp\n"
+        "from mwp_local.drivers.clock import timestamp\n"
         "active = [i for i in sb.log.state.work_items.values() if str(i.state) == 'active']\n"
         "item = active[0] if active else next(iter(sb.log.state.work_items.values()))\n"
         "owner = (item.owner or {}).get('agentId', 'urn:missionweaveprotocol:agent:ana')\n"

@@ -16,12 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mwp_local.artifacts.blobs import BlobStore
+from mwp_local.store.blobs import BlobStore
 from mwp_local.client import Client
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
-from mwp_local.sandbox_dir import init_directory
+from mwp_local.store.sandbox_dir import init_directory
 from mwp_local.store.views import sql
-from mwp_local.verify import verify_log
+from mwp_local.store.verify import verify_log
 
 GROUP = "urn:mwp-local:group:walkthrough"
 MISSION = "urn:mwp-local:mission:walkthrough"

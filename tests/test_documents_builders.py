@@ -282,7 +282,7 @@ def test_the_runtime_path_imports_no_typed_builder() -> None:
     concept and its checks validate with shapes and never load ``documents.values``."""
     code = (
         "import sys\n"
-        "import mwp_local.cli.poc, mwp_local.poc.checks, mwp_local.poc.scenario, mwp_local.sandbox\n"
+        "import mwp_local.cli.poc, mwp_local.poc.checks, mwp_local.poc.scenario, mwp_local.drivers.sandbox\n"
         "from mwp_local.protocol import documents\n"
         "assert not [m for m in sys.modules if '.documents.values' in m], sorted(sys.modules)\n"
         "documents.WorkContract  # the first read imports its module\n"

@@ -32,16 +32,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mwp_local.authority.context import derived_uuid
 from mwp_local.protocol import documents, ed25519, ids, jcs
 from mwp_local.protocol.documents import Problem
 from mwp_local.protocol.errors import ProtocolError
+from mwp_local.protocol.ids import derived_uuid
 from mwp_local.protocol.jsontext import NonFiniteNumber, parse_strict
 from mwp_local.protocol.registry import KeyBinding, Principal, Registry
 from mwp_local.protocol.signing import profile_for, sign_document, verify_parsed
 from mwp_local.protocol.timestamps import parse_timestamp
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.memory import MemoryLogStore
+from mwp_local.store.projection_rows import projection_rows
 from mwp_local.store.records import Batch, ProjectionDelta
 from tests.test_documents_corpus import SEEDS
 from tests.test_documents_equivalence import mutants
@@ -332,7 +333,7 @@ def test_replay_with_signature_checks_gives_the_same_state_and_refuses_a_forgery
 ) -> None:
     import duckdb
 
-    from mwp_local.group_log import replay
+    from mwp_local.store.group_log import replay
     from tests.authority.world import LoggedWorld
 
     path = tmp_path / "log.duckdb"
@@ -341,8 +342,8 @@ def test_replay_with_signature_checks_gives_the_same_state_and_refuses_a_forgery
     world.create_mission()
     world.run_to_submitted("urn:mwp-local:work:replayed")
     store = world.log.store
-    plain = replay(world.org, store).projection_rows()
-    checked = replay(world.org, store, verify_signatures=True).projection_rows()
+    plain = projection_rows(replay(world.org, store))
+    checked = projection_rows(replay(world.org, store, verify_signatures=True))
     assert plain == checked
     world.log.rebuild_projections(verify_signatures=True)
     store.close()

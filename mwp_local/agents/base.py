@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..authority.organization import Member
 from ..authority.pipeline import Outcome
 from ..authority.state import AuthorityState
-from ..organization import Member
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

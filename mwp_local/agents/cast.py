@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..artifacts.checks import ContentSource
-from ..sim.mission_file import AgentSpec, MissionFile
 from .base import Policy
-from .coordinator import CoordinatorPolicy
+from .coordinator.core import CoordinatorPolicy
 from .faults import FaultyPolicy
 from .owner import MissionOwnerPolicy
 from .reviewer import ReviewerPolicy
+from .specs import AgentSpec, MissionFile
 
 
 def wrap_worker(spec: MissionFile, agent: AgentSpec, worker: Policy, *, seed: int = 0) -> Policy:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..authority.pipeline import Outcome
-from ..sim.mission_file import FaultSpec
 from .base import Intent, Policy, View
+from .specs import FaultSpec
 
 
 class FaultyPolicy:

@@ -32,11 +32,11 @@ from ..authority.model import MissionRecord
 from ..authority.pipeline import Outcome
 from ..protocol.tables import MissionState, WorkItemState
 from ..protocol.timestamps import format_utc
-from ..sim.mission_file import MissionSpec
 from .base import Intent, View
-from .contracts import budget_document
-from .coordinator_index import MissionItems
+from .coordinator.contracts import budget_document
+from .coordinator.index import MissionItems
 from .naming import agent_id, group_id, mission_id, short
+from .specs import MissionSpec
 
 _TERMINAL = (MissionState.APPROVED, MissionState.CANCELLED, MissionState.FAILED)
 #: After this many appointments in a row whose Coordinator never renewed, the owner cancels.

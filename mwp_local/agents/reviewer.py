@@ -21,13 +21,13 @@ from typing import Any
 # The Authority package loads before ``artifacts`` (whose package imports the Authority back).
 from .. import authority as _authority  # noqa: F401
 from ..artifacts.evidence import build_evidence
-from ..authority.context import derived_uuid
 from ..authority.model import WorkItemRecord
 from ..authority.pipeline import Outcome
+from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.timestamps import format_utc
 from .base import Intent, Policy, View
-from .contracts import ASSESSMENT_SCHEMA, review_of
+from .coordinator.contracts import ASSESSMENT_SCHEMA, review_of
 from .naming import short
 
 

@@ -24,17 +24,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..authority.context import derived_uuid
 from ..authority.evolve import evolve
+from ..authority.organization import Member, Organization
 from ..authority.pipeline import Outcome
 from ..authority.state import AuthorityState
-from ..organization import Member, Organization
 from ..protocol.identity_memo import IdentityMemo
+from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
+from ..store.agent_store import InboxRow, LocalBatch, LocalStore, QueueRow, work_queues
 from .base import Intent, Policy, View
 from .inbox import ORG, Inbox
-from .local_store import InboxRow, LocalBatch, LocalStore, QueueRow, work_queues
 
 #: A runtime whose driver commits at other points still commits before acting once this many
 #: released Events wait (bounded memory, bounded replay after a crash).

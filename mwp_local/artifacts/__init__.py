@@ -11,7 +11,7 @@ signing interface they share). The Authority side (publishing Artifacts, reusabl
 cross-Group forwarding) lives in ``mwp_local.authority.handlers``.
 """
 
-from .blobs import ArtifactIntegrityError, BlobReader, BlobRef, BlobStore
+from ..store.blobs import ArtifactIntegrityError, BlobReader, BlobRef, BlobStore
 from .manifests import Producer, build_manifest, fetch_artifact, verify_manifest
 from .provenance import descendants, edges, lineage
 

@@ -23,12 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..authority.context import derived_uuid
+from ..authority.isolation import check_context_sources, check_group_artifacts, scope_covers_event
 from ..authority.state import AuthorityState
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.ids import derived_uuid
 from ..protocol.signing import VerifiedDocument, profile_for, signing_hash, verify_parsed
 from ..store.base import LogStore
-from .isolation import check_context_sources, check_group_artifacts, scope_covers_event
 from .signers import Signer, sign_valid
 
 __all__ = [

@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..authority.context import derived_uuid
 from ..protocol.documents import EvidenceResult, EvidenceType, SubjectType
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.ids import derived_uuid
 from .signers import Signer, sign_valid
 
 __all__ = [

@@ -6,11 +6,12 @@ URI, media type and schema, producer Agent with its Agent Card version and capab
 Mission/Group/WorkItem IDs, source Artifact hashes, tool and model versions, classification,
 creation time, signed by the producing Agent), ``verify_manifest`` (the six-stage check of a
 received manifest) and ``fetch_artifact`` (content by ``contentHash``, verified, with the Artifact
-named in any refusal). The manifest's ``uri`` is a hint for people and tools: nothing here reads
-it, and two manifests with different URIs and the same hash name the same content (MWP-WRK-024).
-Publishing a manifest is the Authority's ``artifact.publish`` Command, which cites the current
-Execution Lease (MWP-WRK-013). This module must not decide who may read an Artifact
-(``isolation`` does).
+named in any refusal), and ``read_artifact`` (the same read for a Principal, behind the
+isolation gate ``authority.isolation.artifact_access``). The manifest's ``uri`` is a hint for
+people and tools: nothing here reads it, and two manifests with different URIs and the same
+hash name the same content (MWP-WRK-024). Publishing a manifest is the Authority's
+``artifact.publish`` Command, which cites the current Execution Lease (MWP-WRK-013). This module
+must not decide who may read an Artifact (``authority.isolation`` does).
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..authority.context import derived_uuid
+from ..authority.isolation import artifact_access
+from ..authority.state import AuthorityState
 from ..protocol.documents import Classification
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.ids import derived_uuid
 from ..protocol.registry import Registry
 from ..protocol.signing import VerifiedDocument, profile_for, verify_parsed
-from .blobs import ArtifactIntegrityError, BlobRef, BlobStore
+from ..store.blobs import ArtifactIntegrityError, BlobRef, BlobStore
 from .signers import Signer, sign_valid
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "ToolVersionRef",
     "build_manifest",
     "fetch_artifact",
+    "read_artifact",
     "verify_manifest",
 ]
 
@@ -153,3 +157,15 @@ def fetch_artifact(blobs: BlobStore, manifest: Mapping[str, Any]) -> bytes:
             name=name,
         )
     return blobs.get(content_hash, name=name)
+
+
+def read_artifact(
+    state: AuthorityState, blobs: BlobStore, principal_id: str, artifact_hash: str
+) -> bytes:
+    """The content of an Artifact for ``principal_id``: the gate first, then a verified read.
+
+    Raises ``AUTH_FORBIDDEN`` before touching the blob store when the gate refuses, and
+    ``ArtifactIntegrityError`` when the stored content does not verify.
+    """
+    artifact_access(state, principal_id, artifact_hash)
+    return fetch_artifact(blobs, state.artifacts[artifact_hash])

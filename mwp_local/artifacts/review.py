@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..authority.context import derived_uuid
 from ..authority.model import WorkItemRecord
 from ..protocol.documents import EvidenceResult, EvidenceType
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.ids import derived_uuid
 from ..protocol.registry import Registry
 from ..protocol.signing import profile_for, verify_parsed
 from .checks import (

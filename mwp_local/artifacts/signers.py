@@ -1,7 +1,7 @@
 """Who signs the documents of this package: the ``Signer`` shape and one signing helper.
 
 Owns the small interface every producer of a Signed Document here needs (an actor, a key pair and
-its key ID; ``mwp_local.organization.Member`` has exactly that) and ``sign_valid``, which signs a
+its key ID; ``authority.organization.Member`` has exactly that) and ``sign_valid``, which signs a
 document under its Verification Profile and then checks the result against the document's schema
 with the project's own validators, so that no invalid manifest, Evidence or Context Package ever
 leaves this package. It must not perform I/O.

@@ -7,12 +7,12 @@ Command's signing hash, so the same Commands always produce the same log.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.ids import derived_uuid
 from ..protocol.timestamps import Timestamp, format_utc
 from .command import CommandView, Draft
 from .config import AuthorityConfig
@@ -21,18 +21,6 @@ from .state import AuthorityState
 
 #: A handler: a generator of Drafts; the pipeline sends each accepted Event document back.
 Handler = Callable[["Context", CommandView], Generator[Draft, dict[str, Any], None]]
-
-
-def derived_uuid(*parts: str) -> str:
-    """A ``urn:uuid:`` identifier derived from ``parts`` (deterministic, version-4 shaped):
-    the first 16 bytes of SHA-256 over the parts, with the version and variant bits set as
-    ``uuid.UUID(bytes=..., version=4)`` sets them, formatted without building a UUID object
-    (identifiers are derived for every frame and Event)."""
-    raw = bytearray(hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()[:16])
-    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
-    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
-    h = raw.hex()
-    return f"urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,7 +4,7 @@
 ``Accepted`` (signed Events, receipt, projection rows) or a ``Rejected`` (a ``ProtocolError`` with
 the section-19 code and a ``RejectionRecord``). The in-memory state is changed only by folding
 accepted Events; a rejected Command leaves it exactly as it was. Persisting an outcome is the
-``GroupLog``'s job (``mwp_local.group_log``).
+``GroupLog``'s job (``mwp_local.store.group_log``).
 """
 
 from __future__ import annotations
@@ -16,19 +16,20 @@ from typing import Any
 
 from ..protocol.ed25519 import SigningKeyPair
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize, join_members
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for as _profile_for
 from ..protocol.signing import sign_document_canonical, verify_parsed_canonical
 from ..protocol.timestamps import Timestamp, parse_timestamp
-from ..store.records import EventRecord, ReceiptRecord, RejectionRecord
 from . import extensions, fences
 from . import leases as leases_module
 from .command import CommandView, Draft
 from .config import AuthorityConfig
-from .context import Context, Identity, derived_uuid
+from .context import Context, Identity
 from .evolve import evolve
 from .handlers import HANDLERS
+from .records import EventRecord, ReceiptRecord, RejectionRecord
 from .state import AuthorityState
 
 PROTOCOL_VERSION = "0.1"

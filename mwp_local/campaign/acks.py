@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..authority import Accepted, Rejected
-from ..group_log import GroupLog
 from ..protocol.timestamps import Timestamp
+from ..store.group_log import GroupLog
 
 PREFIX = "ACK "
 

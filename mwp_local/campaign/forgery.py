@@ -29,8 +29,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from ..authority.organization import Organization
 from ..authority.state import AuthorityState
-from ..organization import Organization
 from ..protocol.errors import ErrorCode
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict

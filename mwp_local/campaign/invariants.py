@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..artifacts.blobs import BlobStore
 from ..authority import AuthorityState
 from ..authority.evolve import evolve
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for, verify_parsed
 from ..store.base import StoreLockedError, coerce_row
+from ..store.blobs import BlobStore
 from ..store.chain import GENESIS, link
+from ..store.projection_rows import projection_rows
 from ..store.records import PROJECTION_BY_NAME
 from .logdir import LogView, open_log_view
 
@@ -240,7 +241,7 @@ def _artifact(
     "every stored projection table equals the one a clean replay of the log rebuilds",
 )
 def _projections(view: LogView, tally: Tally) -> None:
-    rebuilt = view.replayed().projection_rows()
+    rebuilt = projection_rows(view.replayed())
     for name, table in PROJECTION_BY_NAME.items():
 
         def rows(items: Any, t: Any = table) -> list[dict[str, Any]]:

@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..artifacts.blobs import BlobStore
 from ..authority import AuthorityState
-from ..group_log import fold
-from ..organization import Organization
+from ..authority.organization import Organization
+from ..authority.records import ReceiptRecord, RejectionRecord
 from ..protocol.jsontext import parse_strict
-from ..sandbox_dir import LOG_FILE, load_organization
 from ..store.base import LogEntry
+from ..store.blobs import BlobStore
 from ..store.duckdb_log import DuckDBLogStore
-from ..store.records import ReceiptRecord, RejectionRecord
-from ..verify import ReadLog, VerifyReport, verify_read
+from ..store.group_log import fold
+from ..store.sandbox_dir import LOG_FILE, load_organization
+from ..store.verify import ReadLog, VerifyReport, verify_read
 
 EXTERNAL_FILE = "external-calls.jsonl"
 ACKS_FILE = "acks.jsonl"

@@ -22,12 +22,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from ..agents.specs import FaultSpec, MissionFile
 from ..authority import Accepted, Rejected
+from ..drivers.clock import timestamp
+from ..drivers.mission_file import load as load_mission_file
+from ..drivers.sandbox import Sandbox
 from ..protocol.jsontext import parse_strict
-from ..sandbox import Sandbox
-from ..sim.clock import timestamp
-from ..sim.mission_file import FaultSpec, MissionFile
-from ..sim.mission_file import load as load_mission_file
 from .delivery_faults import delivery_config
 from .forgery import FORGED, STALE, Forger
 from .invariants import INVARIANTS, Tally, check_directory

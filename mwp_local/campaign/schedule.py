@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sim.mission_file import MissionFile
+from ..agents.specs import MissionFile
 
 
 @dataclass(frozen=True, slots=True)

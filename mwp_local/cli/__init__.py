@@ -101,7 +101,7 @@ def _exit_at_once(code: int) -> None:
     By now the subcommand has closed every file it wrote; the standard streams are flushed here
     and the blob store's idle threads ended. If any other thread still runs, the normal exit
     (which waits for it) is kept."""
-    pools = sys.modules.get("mwp_local.artifacts.blob_threads")
+    pools = sys.modules.get("mwp_local.store.blob_threads")
     if pools is not None:
         pools.shutdown_pools()
     main_thread = threading.main_thread()

@@ -47,7 +47,7 @@ def sandbox_problem(path: Path) -> str | None:
     it is one."""
     # What makes a sandbox directory (``sandbox_dir`` writes both); imported here, where a
     # directory is checked, so that subcommands without one need not load the sandbox.
-    from mwp_local.sandbox_dir import LOG_FILE, ORGANIZATION_FILE
+    from ..store.sandbox_dir import LOG_FILE, ORGANIZATION_FILE
 
     if not path.exists():
         return f"{path} does not exist"

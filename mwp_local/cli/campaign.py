@@ -17,9 +17,9 @@ from typing import Any
 from mwp_local.campaign.invariants import check_directory
 from mwp_local.campaign.runner import TrialResult, meanings, run_campaign
 from mwp_local.campaign.schedule import FAULT_KINDS
-from mwp_local.sim.mission_file import MissionFileError
-from mwp_local.sim.mission_file import load as load_mission_file
 
+from ..drivers.mission_file import MissionFileError
+from ..drivers.mission_file import load as load_mission_file
 from ._common import fail, sandbox_directory
 
 DEFAULT_MISSION = Path(__file__).resolve().parents[2] / "sample_missions" / "campaign.toml"

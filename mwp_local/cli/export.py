@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mwp_local.sandbox_dir import LOG_FILE
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.parquet import export_parquet
 
+from ..store.sandbox_dir import LOG_FILE
 from ._common import directory, fail
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 
 from mwp_local.protocol.errors import ProtocolError
-from mwp_local.sandbox_dir import open_directory
 
+from ..store.sandbox_dir import open_directory
 from ._common import directory, input_file
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from mwp_local.sandbox_dir import init_directory
-
+from ..store.sandbox_dir import init_directory
 from ._common import add_now, directory, fail, now_from
 
 

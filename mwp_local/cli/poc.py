@@ -11,8 +11,8 @@ from pathlib import Path
 from mwp_local.poc.report import canonical_report, table
 from mwp_local.poc.scenario import SAMPLE, run_scenario
 from mwp_local.poc.split import cpu_mark, run_checks_split
-from mwp_local.sim.mission_file import MissionFileError
 
+from ..drivers.mission_file import MissionFileError
 from ._common import fail, sandbox_problem
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mwp_local.sandbox_dir import open_directory
-
+from ..store.sandbox_dir import open_directory
 from ._common import directory
 
 

@@ -7,9 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from mwp_local.sandbox import Sandbox, StepReport
-from mwp_local.sim.mission_file import MissionFileError
-
+from ..drivers.mission_file import MissionFileError
+from ..drivers.sandbox import Sandbox, StepReport
 from ._common import fail
 
 

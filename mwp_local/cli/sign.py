@@ -13,10 +13,10 @@ import json
 import sys
 from typing import Any
 
-from mwp_local.authority.context import derived_uuid
 from mwp_local.protocol.jcs import canonicalize
-from mwp_local.sandbox_dir import open_directory
 
+from ..protocol.ids import derived_uuid
+from ..store.sandbox_dir import open_directory
 from ._common import add_now, directory, input_or_stdin, now_from
 
 

@@ -10,8 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mwp_local.sandbox_dir import open_directory
-
+from ..store.sandbox_dir import open_directory
 from ._common import add_now, directory, input_or_stdin, now_from, print_outcome
 
 

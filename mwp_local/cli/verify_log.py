@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from mwp_local.artifacts.blobs import BlobStore
-from mwp_local.sandbox_dir import LOG_FILE, load_organization
 from mwp_local.store.base import LogStoreError
 from mwp_local.store.duckdb_log import DuckDBLogStore
-from mwp_local.verify import verify_log
 
+from ..store.blobs import BlobStore
+from ..store.sandbox_dir import LOG_FILE, load_organization
+from ..store.verify import verify_log
 from ._common import directory
 
 

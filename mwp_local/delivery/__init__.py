@@ -4,6 +4,6 @@ subscriber sessions with seeded faults, ACK, backpressure, the bounded online wi
 (the mission file's ``[delivery]`` table), ``offline`` (bounded offline execution, §11.5),
 ``driver`` (the Sandbox's use of the bus) and ``threaded`` (the bus shared by threads mode).
 
-Import the submodules directly; this package imports nothing so that ``mwp_local.sim`` can read
+Import the submodules directly; this package imports nothing so that ``mwp_local.drivers`` can read
 ``config`` without pulling in the agents.
 """

@@ -17,11 +17,11 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ..authority.context import derived_uuid
 from ..protocol.documents import validate
 from ..protocol.documents.frame import EVENT_FRAME_ENVELOPE, WEBSOCKET_FRAME
 from ..protocol.errors import ProtocolError
 from ..protocol.identity_memo import IdentityMemo
+from ..protocol.ids import derived_uuid
 
 PROTOCOL_VERSION = "0.1"
 FRAME_SCHEMA = "websocket-frame"

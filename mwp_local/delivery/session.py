@@ -15,7 +15,7 @@ ORG = "__organization__"
 
 
 class Receiver(Protocol):
-    """The receiving end of a session (``mwp_local.delivery.client.BusClient``)."""
+    """The receiving end of a session (``mwp_local.agents.bus_client.BusClient``)."""
 
     @property
     def agent_id(self) -> str:

@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..authority.context import derived_uuid
-from ..organization import Organization
+from ..authority.organization import Organization
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.hashing import sha256_id
+from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.registry import Registry
 from ..protocol.signing import profile_for, verify_parsed

@@ -13,7 +13,7 @@ from typing import Any
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%%mwp_sql`` and the rich HTML renderings (``%load_ext mwp_local.notebook``)."""
-    from . import reprs
+    from ..render import reprs
     from .magic import register
 
     register(ipython)

@@ -14,9 +14,9 @@ from typing import Any
 import ipywidgets as w
 
 from ..protocol.jsontext import parse_strict
+from ..render.provenance import ProvenanceModel, inspect_html
+from ..render.svg import dag_svg
 from .clickable import ClickableSvg
-from .provenance_view import ProvenanceModel, inspect_html
-from .svg import dag_svg
 
 
 def _documents(sandbox: Any) -> list[dict[str, Any]]:

@@ -61,7 +61,7 @@ def register(ipython: Any) -> None:
     """Register the cell magic with an IPython shell."""
     from IPython.display import HTML, display
 
-    from .html import table_html
+    from ..render.html import table_html
 
     def mwp_sql(line: str, cell: str) -> None:
         table = run_cell(line, cell, ipython.user_ns)

@@ -15,7 +15,7 @@ import duckdb
 import ipywidgets as w
 
 from ..protocol.errors import ProtocolError
-from .html import STYLE, table_html
+from ..render.html import STYLE, table_html
 from .magic import PARAMETER, store_of
 
 DEFAULT_QUERY = "SELECT kind, count(*) AS n FROM events GROUP BY kind ORDER BY n DESC, kind"

@@ -14,8 +14,8 @@ import ipywidgets as w
 from ..authority.evolve import evolve
 from ..authority.state import AuthorityState
 from ..protocol.jsontext import parse_strict
-from .html import step_html, summary_html
-from .svg import allowed_transitions_html, state_machine_svg
+from ..render.html import step_html, summary_html
+from ..render.svg import allowed_transitions_html, state_machine_svg
 
 
 class Stepper:

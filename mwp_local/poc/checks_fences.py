@@ -315,9 +315,9 @@ def restart_fences_old_session(ev: Evidence) -> Verdict:
     S,
 )
 def queues_rebuilt_from_replay(ev: Evidence) -> Verdict:
-    from ..agents.local_store import work_queues
     from ..authority.evolve import evolve
     from ..authority.state import AuthorityState
+    from ..store.agent_store import work_queues
 
     restarts = ev.side["restart"]
     if not restarts:

@@ -338,7 +338,7 @@ def blocked_checkpointed_resumed(ev: Evidence) -> Verdict:
     "retries_with_backoff", "a failed attempt was retried no sooner than its contract's backoff", S
 )
 def retries_with_backoff(ev: Evidence) -> Verdict:
-    from ..agents.retries import iso_duration_us
+    from ..agents.worker.retries import iso_duration_us
 
     contracts = {w: i["contract"] for w, i in authorized(ev).items()}
     found = []

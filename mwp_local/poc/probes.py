@@ -21,19 +21,19 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..agents.base import Intent
-from ..agents.contracts import work_contract
+from ..agents.coordinator.contracts import work_contract
 from ..agents.naming import agent_id, group_id, work_item_id
+from ..agents.specs import WorkSpec
 from ..artifacts.context_packages import PackageScope, build_context_package
 from ..authority import Accepted
 from ..authority.offline import BOUNDED_OFFLINE
+from ..drivers.clock import timestamp
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from ..protocol.timestamps import format_utc, parse_timestamp
-from ..sim.clock import timestamp
-from ..sim.mission_file import WorkSpec
 
 if TYPE_CHECKING:
-    from ..sandbox import Sandbox
+    from ..drivers.sandbox import Sandbox
     from .scenario import Recorder
 
 #: The Context Package schema the Coordinators use for ``data_ref`` Message parts.

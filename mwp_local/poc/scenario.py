@@ -44,10 +44,10 @@ import orjson
 
 from ..agents.naming import agent_id
 from ..agents.runtime import AgentRuntime
-from ..delivery.driver import BusDriver
-from ..sandbox import Sandbox
-from ..sim.mission_file import MissionFile
-from ..sim.mission_file import load as load_mission_file
+from ..agents.specs import MissionFile
+from ..drivers.bus import BusDriver
+from ..drivers.mission_file import load as load_mission_file
+from ..drivers.sandbox import Sandbox
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_missions" / "poc.toml"
 POC_DIR = "poc"

@@ -5,11 +5,16 @@ characters are refused; non-ASCII must be percent-encoded), and validation consu
 string: whitespace, control characters and a trailing line feed are invalid. Identifiers are
 compared byte for byte; nothing here normalizes them. The grammar is RFC 3986 section 3, written
 out below so that each rule can be read against the RFC.
+
+``derived_uuid`` makes the ``urn:uuid:`` identifiers the sandbox derives deterministically (Event
+IDs, offer IDs, Action IDs of scripted agents): the same parts always give the same identifier.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import uuid
 
 _UNRESERVED = r"A-Za-z0-9\-._~"
 _SUB_DELIMS = r"!$&'()*+,;="
@@ -67,3 +72,11 @@ def is_protocol_id(text: object) -> bool:
     if not isinstance(text, str) or not text.isascii():
         return False
     return _SIMPLE.fullmatch(text) is not None or URI.fullmatch(text) is not None
+
+
+def derived_uuid(*parts: str) -> str:
+    """A ``urn:uuid:`` identifier derived from ``parts``: the first 16 bytes of SHA-256 over the
+    parts joined by U+001F, as a version-4, RFC 4122-variant UUID (deterministic, so the same
+    seed gives the same log)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()[:16]
+    return uuid.UUID(bytes=digest, version=4).urn

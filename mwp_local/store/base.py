@@ -34,16 +34,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
+from ..authority.records import EventRecord, ReceiptRecord, RejectionRecord
 from .chain import link
-from .records import (
-    PROJECTION_BY_NAME,
-    Batch,
-    EventRecord,
-    ProjectionDelta,
-    ProjectionTable,
-    ReceiptRecord,
-    RejectionRecord,
-)
+from .records import PROJECTION_BY_NAME, Batch, ProjectionDelta, ProjectionTable
 
 __all__ = [
     "REQUIRED_FIELDS",

@@ -41,6 +41,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ..authority.records import EventRecord, ReceiptRecord, RejectionRecord
 from .base import (
     IntegrityError,
     LogEntry,
@@ -71,14 +72,7 @@ from .duckdb_schema import (
 )
 from .duckdb_writes import Staged, apply_change, log_tables
 from .duckdb_writes import insert_arrow as _insert_arrow
-from .records import (
-    PROJECTION_BY_NAME,
-    PROJECTIONS,
-    Batch,
-    EventRecord,
-    ReceiptRecord,
-    RejectionRecord,
-)
+from .records import PROJECTION_BY_NAME, PROJECTIONS, Batch
 
 __all__ = ["DEFAULT_CHECKPOINT_THRESHOLD", "LOG_TABLE_SCHEMAS", "SCHEMA_VERSION", "DuckDBLogStore"]
 

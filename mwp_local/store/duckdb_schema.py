@@ -16,7 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .records import EventRecord, ProjectionTable, ReceiptRecord, RejectionRecord
+from ..authority.records import EventRecord, ReceiptRecord, RejectionRecord
+from .records import ProjectionTable
 
 __all__ = [
     "EVENT_FIELDS",

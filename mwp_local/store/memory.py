@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from ..authority.records import EventRecord, ReceiptRecord, RejectionRecord
 from .base import (
     IntegrityError,
     LogEntry,
@@ -25,7 +26,7 @@ from .base import (
     plan_events,
 )
 from .chain import GENESIS
-from .records import PROJECTION_BY_NAME, Batch, EventRecord, ReceiptRecord, RejectionRecord
+from .records import PROJECTION_BY_NAME, Batch
 
 __all__ = ["MemoryLogStore"]
 

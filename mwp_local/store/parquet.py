@@ -43,9 +43,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..authority.records import ReceiptRecord, RejectionRecord
 from .base import LogEntry, LogStore
 from .duckdb_schema import LOG_TABLE_SCHEMAS
-from .records import ReceiptRecord, RejectionRecord
 
 __all__ = [
     "DATASETS",

@@ -17,17 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from mwp_local.agents.base import Intent
-from mwp_local.agents.coordinator import CoordinatorPolicy
+from mwp_local.agents.coordinator.core import CoordinatorPolicy
 from mwp_local.agents.naming import mission_id, work_item_id
 from mwp_local.agents.runtime import AgentRuntime
-from mwp_local.artifacts.blobs import BlobStore
+from mwp_local.agents.specs import MissionFile
 from mwp_local.authority import Accepted
 from mwp_local.authority.model import WorkItemRecord
 from mwp_local.authority.pipeline import Outcome
+from mwp_local.drivers.clock import timestamp
+from mwp_local.drivers.mission_file import parse
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.timestamps import format_utc
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.clock import timestamp
-from mwp_local.sim.mission_file import MissionFile, parse
+from mwp_local.store.blobs import BlobStore
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 START = "2026-07-15T09:00:00Z"

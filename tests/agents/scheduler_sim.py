@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from mwp_local.agents.scheduler import (
+from mwp_local.agents.scheduler.core import (
     Decision,
     Dispatch,
     QueuedWork,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.naming import agent_id, group_id, mission_id, work_item_id
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.mission_file import MissionFileError, parse
+from mwp_local.drivers.mission_file import MissionFileError, parse
+from mwp_local.drivers.sandbox import Sandbox
 
 from .coordinator_harness import (
     SAMPLES,

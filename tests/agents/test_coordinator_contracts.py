@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import Intent
-from mwp_local.agents.contracts import QUESTION_SCHEMA, ambiguities
+from mwp_local.agents.coordinator.contracts import QUESTION_SCHEMA, ambiguities
 from mwp_local.agents.naming import agent_id
 from mwp_local.protocol.documents import validate
 

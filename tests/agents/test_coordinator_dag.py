@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.contracts import work_contract
-from mwp_local.agents.coordinator_plan import PROPOSAL_DECISION_SCHEMA, REQUIRED_BY
+from mwp_local.agents.coordinator.contracts import work_contract
+from mwp_local.agents.coordinator.plan import PROPOSAL_DECISION_SCHEMA, REQUIRED_BY
 from mwp_local.agents.dag import (
     DependencyPolicyError,
     closes_cycle,
@@ -19,10 +19,11 @@ from mwp_local.agents.dag import (
     find_cycle,
 )
 from mwp_local.agents.naming import agent_id, proposal_item_id, work_item_id
+from mwp_local.agents.specs import WorkSpec
+from mwp_local.drivers.mission_file import MissionFileError, parse
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.tables import WorkItemState
 from mwp_local.protocol.timestamps import parse_timestamp
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.mission_file import MissionFileError, WorkSpec, parse
 
 from .coordinator_harness import (
     base_file,

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import View
-from mwp_local.agents.coordinator import CoordinatorPolicy
-from mwp_local.agents.coordinator_handover import CONTEXT_PACKAGE_SCHEMA, RECONCILIATION_SCHEMA
+from mwp_local.agents.coordinator.core import CoordinatorPolicy
+from mwp_local.agents.coordinator.handover import CONTEXT_PACKAGE_SCHEMA, RECONCILIATION_SCHEMA
 from mwp_local.agents.naming import agent_id, mission_id
 from mwp_local.artifacts.context_packages import check_update, verify_context_package
-from mwp_local.sandbox import Sandbox
-from mwp_local.verify import verify_log
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.verify import verify_log
 
 from .coordinator_harness import (
     base_file,

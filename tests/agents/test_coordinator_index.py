@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from mwp_local.agents.coordinator_index import Agenda, Due, MissionItems, OpenOffers, epoch_us
+from mwp_local.agents.coordinator.index import Agenda, Due, MissionItems, OpenOffers, epoch_us
 from mwp_local.authority.model import OfferRecord, WorkItemRecord
 from mwp_local.authority.state import AuthorityState
 from mwp_local.protocol.tables import WorkItemState

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.contracts import DECLINE_SCHEMA
-from mwp_local.agents.coordinator_offers import (
+from mwp_local.agents.coordinator.contracts import DECLINE_SCHEMA
+from mwp_local.agents.coordinator.offers import (
     MAX_ROUND_BACKOFF,
     OFFER_TTL_US,
     URGENT_CANDIDATES,

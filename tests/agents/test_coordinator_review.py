@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.contracts import ASSESSMENT_SCHEMA, review_of
+from mwp_local.agents.coordinator.contracts import ASSESSMENT_SCHEMA, review_of
 from mwp_local.agents.naming import agent_id, mission_id, review_item_id, work_item_id
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.protocol.signing import profile_for, verify_parsed
 from mwp_local.protocol.timestamps import format_utc
-from mwp_local.sandbox import Sandbox
 
 from .coordinator_harness import (
     base_file,

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import pytest
 
-from mwp_local.agents.scheduler import (
+from mwp_local.agents.scheduler.core import (
     Decision,
     Dispatch,
     GroupSnapshot,

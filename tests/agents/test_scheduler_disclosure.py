@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from mwp_local.agents.scheduler import (
+from mwp_local.agents.scheduler.core import (
     QueuedWork,
     RequestedUrgency,
     Scheduler,

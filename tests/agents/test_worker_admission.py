@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.admission import (
+from mwp_local.agents.runtime import AgentRuntime
+from mwp_local.agents.worker.admission import (
     DECLINE_SCHEMA,
     QUESTION_SCHEMA,
     CostModel,
     Eligibility,
     ambiguities,
 )
-from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.protocol.tables import WorkItemState
 
 from .worker_world import CAP, World, act, data_refs, started_world, worker

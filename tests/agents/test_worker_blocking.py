@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mwp_local.agents.worker import WorkerPolicy
+from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.protocol.tables import WorkItemState
 
 from .worker_world import GROUP, act, started_world, worker

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mwp_local.agents.worker import WorkerPolicy
+from mwp_local.agents.worker.core import WorkerPolicy
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.tables import WorkItemState
-from mwp_local.sandbox import Sandbox
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 HELD = (WorkItemState.QUEUED, WorkItemState.ACTIVE, WorkItemState.BLOCKED)

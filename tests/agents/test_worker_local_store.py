@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.inbox import ORG
-from mwp_local.agents.local_store import (
+from mwp_local.agents.runtime import AgentRuntime
+from mwp_local.store.agent_store import (
     DuckDBLocalStore,
     InboxRow,
     LocalBatch,
@@ -19,7 +20,6 @@ from mwp_local.agents.local_store import (
     MemoryLocalStore,
     QueueRow,
 )
-from mwp_local.agents.runtime import AgentRuntime
 
 from .worker_world import GROUP, World, act, started_world, worker
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from mwp_local.agents.scheduler import (
+from mwp_local.agents.scheduler.core import (
     Decision,
     PreemptionReason,
     RequestPreemption,

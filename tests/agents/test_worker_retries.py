@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.retries import backoff_us, iso_duration_us, retry_verdict
-from mwp_local.agents.slots import attempt_key, execution_key
+from mwp_local.agents.worker.retries import backoff_us, iso_duration_us, retry_verdict
+from mwp_local.agents.worker.slots import attempt_key, execution_key
 from mwp_local.protocol.tables import WorkItemState
 
 from .worker_world import act, started_world, worker

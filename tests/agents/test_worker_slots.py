@@ -10,10 +10,10 @@ from dataclasses import FrozenInstanceError
 import pytest
 
 from mwp_local.agents.runtime import AgentRuntime
-from mwp_local.agents.slots import attempt_key
-from mwp_local.agents.worker import WorkerPolicy
+from mwp_local.agents.worker.core import WorkerPolicy
+from mwp_local.agents.worker.slots import attempt_key
 from mwp_local.authority.tokens import AuthorizationService
-from mwp_local.sim.external import ExternalSystem, token_check_for
+from mwp_local.drivers.external import ExternalSystem, token_check_for
 
 from ..official_schemas import problems
 from .worker_world import GROUP, World, act, started_world, worker

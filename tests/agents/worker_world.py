@@ -7,12 +7,12 @@ import random
 from typing import Any
 
 from mwp_local.agents.base import Intent
-from mwp_local.agents.local_store import LocalStore, MemoryLocalStore
 from mwp_local.agents.runtime import AgentRuntime
-from mwp_local.agents.worker import WorkerPolicy
+from mwp_local.agents.specs import Behaviour
+from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.protocol.timestamps import format_utc
-from mwp_local.sim.mission_file import Behaviour
+from mwp_local.store.agent_store import LocalStore, MemoryLocalStore
 
 from ..authority.world import CAP, GROUP, World
 

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mwp_local.artifacts.blobs import BlobStore
 from mwp_local.artifacts.evidence import build_evidence
 from mwp_local.artifacts.manifests import (
     ModelVersionRef,
@@ -18,6 +17,7 @@ from mwp_local.artifacts.manifests import (
     build_manifest,
 )
 from mwp_local.authority import Accepted, Rejected
+from mwp_local.store.blobs import BlobStore
 
 from ..authority.world import CAP, GROUP, MISSION, World
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import blake3
 import pytest
 
-from mwp_local.artifacts.blobs import CHUNK_SIZE, ArtifactIntegrityError, BlobRef, BlobStore
 from mwp_local.protocol.errors import ErrorCode
+from mwp_local.store.blobs import CHUNK_SIZE, ArtifactIntegrityError, BlobRef, BlobStore
 
 CONTENT = b"def add(a, b):\n    return a + b\n"
 

@@ -15,15 +15,15 @@ from mwp_local.artifacts.context_packages import (
     build_context_package,
     fetch_cited_events,
 )
-from mwp_local.artifacts.isolation import (
+from mwp_local.artifacts.manifests import read_artifact
+from mwp_local.artifacts.review import review_submission
+from mwp_local.authority.handlers.knowledge import FORWARD, PUBLISH
+from mwp_local.authority.isolation import (
     AccessBasis,
     artifact_access,
     check_group_artifacts,
-    read_artifact,
     scheduling_metadata,
 )
-from mwp_local.artifacts.review import review_submission
-from mwp_local.authority.handlers.knowledge import FORWARD, PUBLISH
 from mwp_local.authority.reducers.knowledge import FORWARDED, PUBLISHED, RECEIVED
 from mwp_local.protocol.errors import ProtocolError
 

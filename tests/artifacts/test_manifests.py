@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from mwp_local.artifacts.blobs import ArtifactIntegrityError
 from mwp_local.artifacts.manifests import Producer, build_manifest, fetch_artifact, verify_manifest
 from mwp_local.protocol.errors import ErrorCode, ProtocolError
+from mwp_local.store.blobs import ArtifactIntegrityError
 
 from ..authority.world import CAP
 from ..official_schemas import problems

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from mwp_local.authority.organization import organization_to_json
 from mwp_local.cli import main
-from mwp_local.organization import organization_to_json
-from mwp_local.sandbox_dir import LOG_FILE
 from mwp_local.store.duckdb_log import DuckDBLogStore
-from mwp_local.verify import VerifyReport, verify_log
+from mwp_local.store.sandbox_dir import LOG_FILE
+from mwp_local.store.verify import VerifyReport, verify_log
 
 from ..authority.world import LoggedWorld
 from .scene import Scene

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from mwp_local.protocol.timestamps import format_utc, parse_timestamp
-from mwp_local.sandbox_dir import init_directory, open_directory
+from mwp_local.store.sandbox_dir import init_directory, open_directory
 
 START = parse_timestamp("2026-07-15T00:00:00Z").epoch_micros
 GROUP = "urn:mwp-local:group:crash"

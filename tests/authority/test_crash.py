@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mwp_local.sandbox_dir import LOG_FILE, load_organization
 from mwp_local.store.duckdb_log import DuckDBLogStore
-from mwp_local.verify import verify_log
+from mwp_local.store.sandbox_dir import LOG_FILE, load_organization
+from mwp_local.store.verify import verify_log
 
 CHILD = Path(__file__).with_name("crash_child.py")
 ROOT = Path(__file__).resolve().parents[2]

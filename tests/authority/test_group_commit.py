@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from mwp_local.authority import Accepted
-from mwp_local.group_log import replay
 from mwp_local.store.base import LogStoreError
 from mwp_local.store.duckdb_log import DuckDBLogStore
+from mwp_local.store.group_log import replay
+from mwp_local.store.projection_rows import projection_rows
 from mwp_local.store.records import Batch
 
 from .world import LoggedWorld
@@ -128,7 +129,7 @@ def test_a_failed_commit_refuses_what_was_decided_on_top_and_rolls_back(tmp_path
     state = world.log.state
     clean = replay(world.org, store.inner)
     assert not any(w.startswith("urn:mwp-local:work:g") for w in state.work_items)
-    assert state.projection_rows() == clean.projection_rows()
+    assert projection_rows(state) == projection_rows(clean)
     assert state.receipts.keys() == clean.receipts.keys()
     again = world.log.submit(commands[1], world.now())  # the log goes on
     assert isinstance(again, Accepted)
@@ -154,4 +155,4 @@ def test_many_threads_each_get_their_own_durable_outcome(tmp_path: Path, threads
         thread.join(timeout=60)
     assert len(outcomes) == len(commands)
     assert all(isinstance(o, Accepted) for o in outcomes.values())
-    assert replay(world.org, store).projection_rows() == world.log.state.projection_rows()
+    assert projection_rows(replay(world.org, store)) == projection_rows(world.log.state)

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mwp_local.group_log import GroupLog
 from mwp_local.store.duckdb_log import DuckDBLogStore
+from mwp_local.store.group_log import GroupLog
 from mwp_local.store.memory import MemoryLogStore
-from mwp_local.verify import verify_log
+from mwp_local.store.projection_rows import projection_rows
+from mwp_local.store.verify import verify_log
 
 from .world import LoggedWorld
 
@@ -61,10 +62,10 @@ def test_reopening_the_log_replays_to_the_same_state(tmp_path: Path) -> None:
     path = tmp_path / "group.duckdb"
     w = LoggedWorld(DuckDBLogStore(path))
     _scenario(w)
-    rows = w.state.projection_rows()
+    rows = projection_rows(w.state)
     w.log.store.close()
     reopened = GroupLog(w.org, DuckDBLogStore(path))
-    assert reopened.state.projection_rows() == rows
+    assert projection_rows(reopened.state) == rows
     assert reopened.state.receipts.keys() == w.state.receipts.keys()
 
 

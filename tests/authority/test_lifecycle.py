@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mwp_local.authority import Accepted
+from mwp_local.store.projection_rows import projection_rows
 
 from .world import GROUP, MISSION, World
 
@@ -97,7 +98,7 @@ def test_projected_work_item_lease_mission_and_membership_documents_are_schema_v
     w.bootstrap()
     w.create_mission()
     w.run_to_submitted("urn:mwp-local:work:impl")
-    rows = w.state.projection_rows()
+    rows = projection_rows(w.state)
     for row in rows["proj_work_items"]:
         assert problems("work-item", json.loads(row["document"])) == []
     for row in rows["proj_leases"]:

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
+from mwp_local.authority.organization import Organization
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
-from mwp_local.organization import Organization
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
+from mwp_local.store.projection_rows import projection_rows
 
 START = "2026-07-15T00:00:00Z"
 CAP = EXAMPLE_IMPLEMENT
@@ -107,7 +108,7 @@ class World:
 
     def snapshot(self) -> Any:
         return (
-            copy.deepcopy(self.state.projection_rows()),
+            copy.deepcopy(projection_rows(self.state)),
             len(self.events),
             dict(self.state.receipts),
             {g: r.last_sequence for g, r in self.state.groups.items()},
@@ -306,7 +307,7 @@ class LoggedWorld(World):
 
     def __init__(self, store: Any, seed: int = 7, config: AuthorityConfig | None = None) -> None:
         super().__init__(seed, config)
-        from mwp_local.group_log import GroupLog
+        from mwp_local.store.group_log import GroupLog
 
         self.log = GroupLog(self.org, store, config)
         self.authority = self.log.authority

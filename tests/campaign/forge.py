@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mwp_local.authority.organization import Organization
 from mwp_local.authority.pipeline import event_record
-from mwp_local.organization import Organization
+from mwp_local.authority.records import ReceiptRecord
 from mwp_local.protocol.jcs import canonicalize
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.protocol.signing import signing_hash
-from mwp_local.sandbox_dir import LOG_FILE, load_organization
 from mwp_local.store.duckdb_log import DuckDBLogStore
-from mwp_local.store.records import PROJECTION_BY_NAME, Batch, ProjectionDelta, ReceiptRecord
+from mwp_local.store.records import PROJECTION_BY_NAME, Batch, ProjectionDelta
+from mwp_local.store.sandbox_dir import LOG_FILE, load_organization
 
 
 @dataclass

@@ -11,7 +11,7 @@ import pytest
 
 from mwp_local.campaign.schedule import FAULT_KINDS, make_schedule
 from mwp_local.cli import main as cli
-from mwp_local.sim.mission_file import load
+from mwp_local.drivers.mission_file import load
 
 MISSION = Path(__file__).resolve().parents[2] / "sample_missions" / "campaign.toml"
 SEEDS = 10

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from mwp_local.authority import Rejected
 from mwp_local.campaign.forgery import FORGED, STALE, Forger
+from mwp_local.drivers.clock import timestamp
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.jsontext import parse_strict
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.clock import timestamp
 
 REPO = Path(__file__).resolve().parents[2]
 

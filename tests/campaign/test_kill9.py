@@ -21,7 +21,7 @@ import pytest
 from mwp_local.campaign.acks import parse_acks
 from mwp_local.campaign.invariants import check_directory
 from mwp_local.cli import main as cli
-from mwp_local.sandbox_dir import open_directory
+from mwp_local.store.sandbox_dir import open_directory
 
 REPO = Path(__file__).resolve().parents[2]
 MISSION = REPO / "sample_missions" / "campaign.toml"

@@ -12,7 +12,7 @@ import pytest
 from mwp_local.cli import main
 from mwp_local.protocol.jcs import canonicalize
 from mwp_local.protocol.signing import sign_document
-from mwp_local.sandbox_dir import load_organization
+from mwp_local.store.sandbox_dir import load_organization
 
 from ..conftest import PROTOCOL_ROOT
 

@@ -15,8 +15,8 @@ import duckdb
 import pytest
 
 from mwp_local.cli import main
-from mwp_local.sim.mission_file import MissionFileError
-from mwp_local.sim.mission_file import load as load_mission_file
+from mwp_local.drivers.mission_file import MissionFileError
+from mwp_local.drivers.mission_file import load as load_mission_file
 from mwp_local.store.base import StoreLockedError
 from mwp_local.store.duckdb_log import DuckDBLogStore
 

@@ -9,11 +9,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from mwp_local.agents.specs import MissionFile
 from mwp_local.authority.state import AuthorityState
 from mwp_local.delivery.bus import DeliveryBus
-from mwp_local.group_log import replay
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.mission_file import MissionFile, parse
+from mwp_local.drivers.mission_file import parse
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.group_log import replay
+from mwp_local.store.projection_rows import projection_rows
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 
@@ -32,7 +34,7 @@ def with_delivery(raw: dict[str, Any], **delivery: Any) -> MissionFile:
 
 def projections(state: AuthorityState) -> dict[str, list[str]]:
     """Every projection row of ``state``, order-free."""
-    rows = state.projection_rows()
+    rows = projection_rows(state)
     return {
         t: sorted(json.dumps(r, sort_keys=True, default=str) for r in v) for t, v in rows.items()
     }

@@ -12,18 +12,18 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import Intent, View
-from mwp_local.agents.local_store import MemoryLocalStore
+from mwp_local.agents.bus_client import BusClient
 from mwp_local.agents.runtime import AgentRuntime
+from mwp_local.authority.organization import Organization
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.delivery import frames
 from mwp_local.delivery.bus import DeliveryBus
-from mwp_local.delivery.client import BusClient
 from mwp_local.delivery.config import DeliveryConfig, Window
 from mwp_local.delivery.snapshots import SnapshotBundle, build_snapshot
-from mwp_local.organization import Organization
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.errors import ErrorCode, ProtocolError
 from mwp_local.protocol.jsontext import parse_strict
-from mwp_local.sandbox import Sandbox
+from mwp_local.store.agent_store import MemoryLocalStore
 
 from ..official_schemas import problems
 from .helpers import SAMPLES, acks_never_pass_a_gap, contiguous, projections

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mwp_local.agents.slots import ExternalCall, attempt_key, execution_key
+from mwp_local.agents.worker.slots import ExternalCall, attempt_key, execution_key
 from mwp_local.authority.tokens import CapabilityToken
-from mwp_local.sim.external import ExternalSystem
+from mwp_local.drivers.external import ExternalSystem
 
 MISSION = "urn:mwp-local:mission:m"
 ITEM = "urn:mwp-local:work:m:build"

@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import Intent
+from mwp_local.agents.worker.offline import Buffered
 from mwp_local.authority import Accepted
 from mwp_local.authority.offline import BINDING_MEMBERS, BOUNDED_OFFLINE, MAX_GRACE_US, check_window
 from mwp_local.authority.pipeline import Outcome
-from mwp_local.delivery.driver import OfflineRecord
-from mwp_local.delivery.offline import Buffered
+from mwp_local.drivers.bus import OfflineRecord
+from mwp_local.drivers.clock import timestamp
+from mwp_local.drivers.mission_file import parse
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.errors import ProtocolError
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.protocol.timestamps import format_utc, parse_timestamp
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.clock import timestamp
-from mwp_local.sim.mission_file import parse
 
 from ..official_schemas import problems
 from .helpers import projections, sample, untouched

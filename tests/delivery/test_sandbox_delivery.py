@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from mwp_local.agents.specs import MissionFile
+from mwp_local.drivers.mission_file import load
+from mwp_local.drivers.sandbox import Sandbox, StepReport
 from mwp_local.protocol.timestamps import parse_timestamp
-from mwp_local.sandbox import Sandbox, StepReport
-from mwp_local.sim.mission_file import MissionFile, load
-from mwp_local.verify import verify_log
+from mwp_local.store.verify import verify_log
 
 from ..official_schemas import problems
 from .helpers import (

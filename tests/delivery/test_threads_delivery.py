@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.worker_execution import WorkRequest
+from mwp_local.agents.worker.execution import WorkRequest
 from mwp_local.authority.offline import BOUNDED_OFFLINE
 from mwp_local.delivery.config import Window
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.protocol.timestamps import parse_timestamp
-from mwp_local.sandbox import Sandbox
-from mwp_local.verify import verify_log
+from mwp_local.store.verify import verify_log
 
 from .helpers import (
     SAMPLES,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mwp_local.notebook import reprs
-from mwp_local.sandbox import Sandbox
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.render import reprs
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 
@@ -35,7 +35,7 @@ def test_a_step_report_draws_itself_accepted_and_refused(sandbox: Sandbox) -> No
     report = sandbox.step()
     assert report is not None and report.accepted
     html = report._repr_html_()
-    assert html == reprs.RENDERERS[("mwp_local.sandbox", "StepReport")](report)
+    assert html == reprs.RENDERERS[("mwp_local.drivers.sandbox", "StepReport")](report)
     assert "ACCEPTED" in html and report.kind in html
     refused = dataclasses.replace(
         report,

@@ -9,12 +9,12 @@ from typing import Any
 import ipywidgets
 import pytest
 
-from mwp_local.notebook.html import rejection_html, table_html
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.notebook.magic import run_cell
-from mwp_local.notebook.svg import dag_svg, state_machine_svg
 from mwp_local.notebook.widgets import Stepper, TimeTravel
 from mwp_local.protocol.tables import WorkItemState
-from mwp_local.sandbox import Sandbox
+from mwp_local.render.html import rejection_html, table_html
+from mwp_local.render.svg import dag_svg, state_machine_svg
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 
@@ -111,8 +111,8 @@ def test_clicking_a_provenance_node_shows_manifest_evidence_and_hash_check(
 
 
 def test_a_tampered_blob_fails_the_hash_check_in_the_inspector(sandbox: Sandbox) -> None:
-    from mwp_local.artifacts.blobs import BlobStore
     from mwp_local.notebook.graphs import ProvenanceGraph
+    from mwp_local.store.blobs import BlobStore
 
     sandbox.run()
     graph = ProvenanceGraph(sandbox)
@@ -153,7 +153,7 @@ def test_the_stepper_lists_the_transitions_the_table_allows(sandbox: Sandbox) ->
 
 
 def test_the_timeline_draws_one_bar_per_execution_lease(sandbox: Sandbox) -> None:
-    from mwp_local.notebook.timeline import timeline_html
+    from mwp_local.render.timeline import timeline_html
 
     sandbox.run()
     leases = sandbox.sql("SELECT count(*) AS n FROM leases WHERE lease_type = 'execution'")
@@ -163,7 +163,7 @@ def test_the_timeline_draws_one_bar_per_execution_lease(sandbox: Sandbox) -> Non
 
 
 def test_the_scheduler_panel_shows_each_groups_queue_and_share(sandbox: Sandbox) -> None:
-    from mwp_local.notebook.timeline import find_scheduler, scheduler_panel_html
+    from mwp_local.render.timeline import find_scheduler, scheduler_panel_html
 
     sandbox.run(max_steps=30)
     snapshot = find_scheduler(sandbox.runtime("ana").policy).snapshot()
@@ -174,9 +174,9 @@ def test_the_scheduler_panel_shows_each_groups_queue_and_share(sandbox: Sandbox)
 def test_rich_reprs_draw_sandbox_records_events_artifacts_and_rejections(
     sandbox: Sandbox,
 ) -> None:
-    from mwp_local.notebook import reprs
     from mwp_local.protocol.errors import ErrorCode, ProtocolError
     from mwp_local.protocol.jsontext import parse_strict
+    from mwp_local.render import reprs
 
     sandbox.run()
     assert "approved" in reprs.sandbox_html(sandbox)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from mwp_local.cli import main
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.poc.checks import Result, all_checks, run_checks
 from mwp_local.poc.scenario import ScenarioRun
-from mwp_local.sandbox import Sandbox
 
 from .conftest import failing
 

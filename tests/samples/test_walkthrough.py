@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from mwp_local.sandbox_dir import LOG_FILE, load_organization
 from mwp_local.store.duckdb_log import DuckDBLogStore
-from mwp_local.verify import verify_log
+from mwp_local.store.sandbox_dir import LOG_FILE, load_organization
+from mwp_local.store.verify import verify_log
 
 SCRIPT = Path(__file__).resolve().parents[2] / "sample_missions" / "walkthrough.py"
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from mwp_local.agents.specs import MissionFile
+from mwp_local.drivers.mission_file import parse
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.protocol.timestamps import parse_timestamp
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.mission_file import MissionFile, parse
 
 CAP = "mwp.test.build@1.0.0"
 COORDINATION = ["mwp.coordination@1.0.0", "mwp.review@1.0.0"]

@@ -20,21 +20,21 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import Intent
-from mwp_local.agents.coordinator import CoordinatorPolicy
-from mwp_local.agents.coordinator_offers import URGENT_CANDIDATES
+from mwp_local.agents.coordinator.core import CoordinatorPolicy
+from mwp_local.agents.coordinator.offers import URGENT_CANDIDATES
 from mwp_local.agents.naming import mission_id
 from mwp_local.agents.owner import MissionOwnerPolicy
 from mwp_local.agents.runtime import AgentRuntime
-from mwp_local.agents.worker import WorkerPolicy
+from mwp_local.agents.specs import Behaviour, MissionSpec, WorkSpec
+from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.authority import Accepted
+from mwp_local.authority.organization import Organization
 from mwp_local.authority.pipeline import Outcome
-from mwp_local.group_log import GroupLog
-from mwp_local.organization import Organization
+from mwp_local.drivers.clock import timestamp
 from mwp_local.protocol.timestamps import format_utc, parse_timestamp
-from mwp_local.sandbox_dir import bootstrap
-from mwp_local.sim.clock import timestamp
-from mwp_local.sim.mission_file import Behaviour, MissionSpec, WorkSpec
+from mwp_local.store.group_log import GroupLog
 from mwp_local.store.memory import MemoryLogStore
+from mwp_local.store.sandbox_dir import bootstrap
 
 ROUNDS = 100
 WORKERS = ("w1", "w2", "w3", "w4")

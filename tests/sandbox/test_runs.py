@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mwp_local.cli import main
-from mwp_local.sandbox import Sandbox
-from mwp_local.verify import verify_log
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.verify import verify_log
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 

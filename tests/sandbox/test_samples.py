@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.naming import agent_id
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.mission_file import load, parse
-from mwp_local.verify import verify_log
+from mwp_local.drivers.mission_file import load, parse
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.verify import verify_log
 
 from ..agents.coordinator_harness import SAMPLES, events, make, rejections
 

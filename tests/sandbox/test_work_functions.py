@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mwp_local.agents.worker_execution import WorkRequest
-from mwp_local.artifacts.blobs import BlobStore
-from mwp_local.sandbox import Sandbox
+from mwp_local.agents.worker.execution import WorkRequest
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.blobs import BlobStore
 
 LEARN = Path(__file__).resolve().parents[2] / "sample_missions" / "learn.toml"
 

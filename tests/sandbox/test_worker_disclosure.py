@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.timestamps import parse_timestamp
-from mwp_local.sandbox import Sandbox
 
 from ..agents.test_scheduler_disclosure import schedule_estimate_problems
 from .inline import CAP, events, mission_file

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 from mwp_local.agents.naming import group_id
-from mwp_local.agents.scheduler import SchedulerConfig
-from mwp_local.agents.worker import WorkerPolicy
+from mwp_local.agents.scheduler.core import SchedulerConfig
+from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.authority import AuthorityConfig
-from mwp_local.sandbox import Sandbox
-from mwp_local.verify import verify_log
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.verify import verify_log
 
 from .inline import CAP, mission_file
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.scheduler import (
+from mwp_local.agents.scheduler.core import (
     Decision,
     PreemptionPolicy,
     RequestPreemption,
@@ -18,8 +18,8 @@ from mwp_local.agents.scheduler import (
     SchedulerConfig,
     Slot,
 )
-from mwp_local.agents.worker import WorkerPolicy
-from mwp_local.sandbox import Sandbox
+from mwp_local.agents.worker.core import WorkerPolicy
+from mwp_local.drivers.sandbox import Sandbox
 
 from .inline import CAP, at_us, events, mission_file, of_item
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mwp_local.sandbox import Sandbox
-from mwp_local.verify import verify_log
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.verify import verify_log
 
 from .inline import CAP, at_us, events, mission_file, of_item
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import Intent
-from mwp_local.agents.local_store import agent_file
 from mwp_local.authority import Rejected
+from mwp_local.drivers.clock import timestamp
+from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.timestamps import format_utc
-from mwp_local.sandbox import Sandbox
-from mwp_local.sim.clock import timestamp
-from mwp_local.verify import verify_log
+from mwp_local.store.agent_store import agent_file
+from mwp_local.store.verify import verify_log
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 REVOKED = "ext.missionweaveprotocol.core.lease_revoked"

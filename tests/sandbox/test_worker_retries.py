@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mwp_local.sandbox import Sandbox
+from mwp_local.drivers.sandbox import Sandbox
 
 from .inline import CAP, at_us, mission_file, of_item
 

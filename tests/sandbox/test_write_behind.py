@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from mwp_local.sandbox import Sandbox
-from mwp_local.sandbox_dir import open_directory
-from mwp_local.verify import verify_log
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.sandbox_dir import open_directory
+from mwp_local.store.verify import verify_log
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_missions"
@@ -68,7 +68,7 @@ def test_batched_writing_changes_no_event(tmp_path: Path) -> None:
 _CRASH = """
 import os, sys
 sys.path.insert(0, {repo!r})
-from mwp_local.sandbox import Sandbox
+from mwp_local.drivers.sandbox import Sandbox
 sandbox = Sandbox({directory!r}, {mission!r}, seed=5)
 with sandbox.write_behind():
     for _ in range(140):
@@ -126,7 +126,7 @@ def test_threads_mode_writes_behind_and_no_worker_file_gets_ahead_of_the_log(
 ) -> None:
     """``run()`` in threads mode stages from every agent thread; whenever a Worker's file
     commits, each Event it records is already durable in the Group log file."""
-    from mwp_local.agents.local_store import DuckDBLocalStore
+    from mwp_local.store.agent_store import DuckDBLocalStore
     from mwp_local.store.duckdb_log import DuckDBLogStore
 
     durable: set[str] = set()

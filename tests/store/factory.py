@@ -10,13 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mwp_local.store.records import (
-    Batch,
-    EventRecord,
-    ProjectionDelta,
-    ReceiptRecord,
-    RejectionRecord,
-)
+from mwp_local.authority.records import EventRecord, ReceiptRecord, RejectionRecord
+from mwp_local.store.records import Batch, ProjectionDelta
 
 GROUP_A = "urn:mwp:group:acme/Research"
 GROUP_B = "https://example.org/groups/b?x=1#frag"

@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from mwp_local.authority.records import EventRecord, ReceiptRecord, RejectionRecord
 from mwp_local.store import duckdb_log
 from mwp_local.store.base import (
     REQUIRED_FIELDS,
@@ -20,14 +21,7 @@ from mwp_local.store.base import (
 )
 from mwp_local.store.chain import verify_chain
 from mwp_local.store.duckdb_log import DuckDBLogStore
-from mwp_local.store.records import (
-    PROJECTION_BY_NAME,
-    Batch,
-    EventRecord,
-    ProjectionDelta,
-    ReceiptRecord,
-    RejectionRecord,
-)
+from mwp_local.store.records import PROJECTION_BY_NAME, Batch, ProjectionDelta
 
 from .conftest import snapshot
 from .factory import GROUP_A, GROUP_B, LogFactory, budget_row, mission_row

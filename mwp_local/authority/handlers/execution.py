@@ -12,7 +12,6 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
-from ...artifacts.isolation import check_group_artifacts
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.hashing import is_sha256_id
 from ...protocol.signing import profile_for, verify_parsed
@@ -26,6 +25,7 @@ from ...protocol.tables import (
 from .. import budgets, fences, leases, offline
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, forbidden, invalid, payload_field
+from ..isolation import check_group_artifacts
 from ..model import WorkItemRecord
 from ..registry import command
 from .offers import needs_execution_approval

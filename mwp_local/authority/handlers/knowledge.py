@@ -15,7 +15,7 @@ after a permission check and each leaving auditable Events:
   records ``…knowledge.received`` (caused by that Event), so both logs show the disclosure.
 
 Only references and provenance move; content stays in the blob store, and readers go through
-``mwp_local.artifacts.isolation``. Every refusal changes nothing.
+``mwp_local.authority.isolation``. Every refusal changes nothing.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable
 from typing import Any
 
-from ...artifacts.isolation import check_group_artifacts
 from ...protocol.documents import validate
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.signing import profile_for, verify_parsed
@@ -25,6 +24,7 @@ from ...protocol.timestamps import parse_timestamp
 from .. import budgets, delegation, fences, leases
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, forbidden, invalid, payload_field
+from ..isolation import check_group_artifacts
 from ..registry import command
 
 W = WorkItemState

@@ -1,0 +1,325 @@
+"""Mission files (TOML): the Organization's Agents, the Missions, their WorkItems and scripts.
+
+A mission file is declarative: it says *what* the Missions are (objectives, budgets, WorkItems
+with contracts and dependencies, child Missions), *who* the Agents are (capabilities,
+concurrency, behaviour models), what the humans will do (approve, request changes once, cancel,
+replace a failed Coordinator) and which faults happen when (a Worker pauses or crashes, a
+Coordinator stops renewing its lease). The agents decide *how*; the log records what happened.
+See ``sample_missions/*.toml`` for annotated examples.
+
+Checks made here give a mission author a precise message instead of a stuck run: unknown
+dependencies, dependency cycles (§10.4), unknown Agents, child budgets larger than their parent
+WorkItem's (§14). A WorkItem table with ``count = n`` stands for ``n`` WorkItems ``id-1`` …
+``id-n``; in its text fields ``{n}`` is the index, and a dependency ``"name-*"`` means every
+WorkItem of family ``name``. It must not decide protocol questions.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..agents.dag import find_cycle
+from ..agents.specs import AgentSpec, Behaviour, FaultSpec, MissionFile, MissionSpec, WorkSpec
+from ..delivery.config import DeliveryConfigError, parse_delivery
+from ..protocol.timestamps import parse_timestamp
+
+_DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+#: The capability a WorkItem promoted to a child Mission requires when it names none.
+COORDINATION_CAPABILITY = ("mwp.coordination", "1.0.0")
+APPROVAL_SCRIPTS = ("approve", "request_changes_once", "cancel")
+#: The budget dimensions a mission file may limit (the six of §12).
+BUDGET_DIMENSIONS = (
+    "financial",
+    "model_tokens",
+    "tool_calls",
+    "compute_seconds",
+    "wall_clock_seconds",
+    "side_effects",
+)
+_CHOICES = {
+    "urgency": ("routine", "normal", "high", "critical"),
+    "risk": ("none", "reversible", "external", "high_risk", "destructive"),
+    "approval": ("not_required", "policy_required", "human_required"),
+}
+FAULT_KINDS = ("pause", "crash")
+
+
+class MissionFileError(ValueError):
+    """A mission file that cannot be understood, with the place and the reason."""
+
+
+def duration_seconds(value: Any, where: str) -> int:
+    """``90``, ``"45s"``, ``"30m"``, ``"2h"``, ``"1d2h"`` → seconds."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    m = _DURATION.fullmatch(str(value)) if isinstance(value, str) and value else None
+    if m is None or not any(m.groups()):
+        raise MissionFileError(f"{where}: {value!r} is not a duration like 45s, 30m, 2h or 1d")
+    d, h, mi, s = (int(x or 0) for x in m.groups())
+    return ((d * 24 + h) * 60 + mi) * 60 + s
+
+
+def capability(text: str, where: str) -> tuple[str, str]:
+    """``"id@1.2.0"`` → ``("id", "1.2.0")``."""
+    if "@" not in text:
+        raise MissionFileError(f"{where}: capability {text!r} needs a version, like id@1.0.0")
+    cap, version = text.split("@", 1)
+    return cap, version
+
+
+def _get(table: dict[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
+    if key not in table:
+        raise MissionFileError(f"{where}: '{key}' is required")
+    value = table[key]
+    if not isinstance(value, kind):
+        raise MissionFileError(f"{where}: '{key}' has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _budget(raw: Any, default: dict[str, float], where: str) -> dict[str, float]:
+    table = default if raw is None else raw
+    if not isinstance(table, dict):
+        raise MissionFileError(f"{where}: 'budget' must be a table")
+    unknown = sorted(set(table) - set(BUDGET_DIMENSIONS))
+    if unknown:
+        raise MissionFileError(f"{where}: unknown budget dimensions {unknown}")
+    return {k: float(v) for k, v in table.items()}
+
+
+def _expand(raw: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """A WorkItem table, or the ``count`` WorkItems a family table stands for."""
+    count = raw.get("count")
+    if count is None:
+        return [raw]
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        raise MissionFileError(f"{where}: 'count' must be a positive integer")
+    out = []
+    for n in range(1, count + 1):
+
+        def fill(value: Any, n: int = n) -> Any:
+            if isinstance(value, str):
+                return value.replace("{n}", str(n))
+            if isinstance(value, list):
+                return [fill(v) for v in value]
+            return value
+
+        item = {k: fill(v) for k, v in raw.items() if k != "count"}
+        item["id"] = f"{raw['id']}-{n}"
+        out.append(item)
+    return out
+
+
+def _resolve(names: Iterable[str], ids: list[str], where: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in names:
+        if name.endswith("-*"):
+            family = [i for i in ids if i.startswith(name[:-1]) and i[len(name) - 1 :].isdigit()]
+            if not family:
+                raise MissionFileError(f"{where}: no WorkItems match '{name}'")
+            out += family
+        elif name not in ids:
+            raise MissionFileError(f"{where}: unknown '{name}'")
+        else:
+            out.append(name)
+    return tuple(dict.fromkeys(out))
+
+
+def _work(raw: dict[str, Any], where: str, agents: set[str], ids: list[str]) -> WorkSpec:
+    wid = _get(raw, "id", where)
+    w = f"{where} work '{wid}'"
+    child_raw = raw.get("child")
+    cap_text = raw.get("capability")
+    if cap_text is None and child_raw is None:
+        raise MissionFileError(f"{w}: 'capability' is required")
+    for key, allowed in _CHOICES.items():
+        if key in raw and raw[key] not in allowed:
+            raise MissionFileError(f"{w}: {key} must be one of {', '.join(allowed)}")
+    reviewer = raw.get("reviewed_by")
+    if reviewer is not None and reviewer not in agents:
+        raise MissionFileError(f"{w}: reviewer '{reviewer}' is not an Agent")
+    return WorkSpec(
+        id=wid,
+        goal=_get(raw, "goal", w),
+        capability=capability(cap_text, w) if cap_text else COORDINATION_CAPABILITY,
+        depends_on=_resolve(raw.get("depends_on", ()), ids, w),
+        discovered_after=_resolve(raw.get("discovered_after", ()), ids, w),
+        duration_s=duration_seconds(raw.get("duration", "10m"), w),
+        urgency=raw.get("urgency", "normal"),
+        budget=_budget(raw.get("budget"), {"financial": 10}, w),
+        risk=raw.get("risk", "none"),
+        approval=raw.get("approval", "not_required"),
+        checkpoints=int(raw.get("checkpoints", 1)),
+        max_attempts=int(raw.get("max_attempts", 2)),
+        deadline_s=duration_seconds(raw["deadline"], w) if "deadline" in raw else None,
+        reviewed_by=reviewer,
+        ambiguous=raw.get("ambiguous"),
+        clarification=raw.get("clarification"),
+    )
+
+
+def _mission(
+    m: dict[str, Any],
+    where: str,
+    agents: set[str],
+    *,
+    owner: str | None = None,
+    parent: tuple[str, str] | None = None,
+    out: list[MissionSpec],
+) -> MissionSpec:
+    """Build one Mission (and, depth first, its child Missions, appended to ``out``)."""
+    mid = _get(m, "id", where)
+    raw_works = [
+        x for i, w in enumerate(m.get("work", [])) for x in _expand(w, f"{where} work {i}")
+    ]
+    ids = [_get(w, "id", f"mission '{mid}'") for w in raw_works]
+    duplicate = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicate:
+        raise MissionFileError(f"mission '{mid}': WorkItem ids {duplicate} appear twice")
+    works = [_work(w, f"mission '{mid}'", agents, ids) for w in raw_works]
+    cycle = find_cycle({w.id: (*w.depends_on, *w.discovered_after) for w in works})
+    if cycle:
+        raise MissionFileError(
+            f"mission '{mid}': dependency cycle {' → '.join(cycle)}; a Mission's WorkItems "
+            "must form a directed acyclic graph (§10.4)"
+        )
+    coordinator = _get(m, "coordinator", where)
+    if coordinator not in agents:
+        raise MissionFileError(f"{where}: coordinator '{coordinator}' is not an Agent")
+    standby = m.get("standby_coordinator")
+    if standby is not None and standby not in agents:
+        raise MissionFileError(f"{where}: standby_coordinator '{standby}' is not an Agent")
+    approval = m.get("approval", "approve")
+    if approval not in APPROVAL_SCRIPTS:
+        raise MissionFileError(f"{where}: approval must be one of {', '.join(APPROVAL_SCRIPTS)}")
+    opt = {
+        key: duration_seconds(m[key], where) if key in m else None
+        for key in ("coordinator_fails_after", "coordinator_returns_after", "cancel_after")
+    }
+    spec = MissionSpec(
+        id=mid,
+        objective=_get(m, "objective", where),
+        owner=owner or m.get("owner", "mission-owner"),
+        coordinator=coordinator,
+        deadline_s=duration_seconds(m.get("deadline", "7d"), where),
+        budget=_budget(m.get("budget"), {"financial": 1000}, where),
+        work=(),
+        approval=approval,
+        starts_after_s=duration_seconds(m.get("starts_after", 0), where),
+        parent=parent,
+        child_failure_policy=m.get("child_failure_policy", "block"),
+        coordinator_fails_after_s=opt["coordinator_fails_after"],
+        coordinator_returns_after_s=opt["coordinator_returns_after"],
+        standby_coordinator=standby,
+        cancel_after_s=opt["cancel_after"],
+    )
+    position = len(out)
+    out.append(spec)  # parents first; the children follow
+    final_works = []
+    for raw, work in zip(raw_works, works, strict=True):
+        if "child" in raw:
+            child_raw = _get(raw, "child", f"mission '{mid}' work '{work.id}'", dict)
+            child = _mission(
+                child_raw,
+                f"mission '{mid}' work '{work.id}' child",
+                agents,
+                owner=coordinator,
+                parent=(mid, work.id),
+                out=out,
+            )
+            for dim, amount in child.budget.items():
+                if amount > work.budget.get(dim, float("inf")):
+                    raise MissionFileError(
+                        f"child Mission '{child.id}': its {dim} budget {amount:g} exceeds the "
+                        f"budget of its parent WorkItem '{work.id}' ({work.budget[dim]:g}); a "
+                        "child's budget is a subset of its parent's (§14)"
+                    )
+            work = replace(work, child=child)
+        final_works.append(work)
+    full = replace(spec, work=tuple(final_works))
+    out[position] = full
+    return full
+
+
+def load(path: Path | str) -> MissionFile:
+    """Read and check a mission file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MissionFileError(f"{path}: cannot read the mission file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise MissionFileError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise MissionFileError(f"{path}: not valid TOML: {exc}") from None
+    return parse(raw, name=path.stem, source=str(path))
+
+
+def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> MissionFile:
+    """Check a parsed mission file and build its specification."""
+    sandbox = raw.get("sandbox", {})
+    start = parse_timestamp(sandbox.get("start", "2026-07-15T09:00:00Z")).epoch_micros
+    agents = []
+    for i, a in enumerate(raw.get("agents", [])):
+        where = f"agents[{i}]"
+        agents.append(
+            AgentSpec(
+                name=_get(a, "name", where),
+                capabilities=tuple(capability(c, where) for c in a.get("capabilities", ())),
+                max_concurrency=int(a.get("max_concurrency", 1)),
+                behaviour=Behaviour(**a.get("behaviour", {})),
+            )
+        )
+    names = {a.name for a in agents}
+    missions: list[MissionSpec] = []
+    for i, m in enumerate(raw.get("missions", [])):
+        _mission(m, f"missions[{i}]", names, out=missions)
+    if not missions:
+        raise MissionFileError("a mission file needs at least one [[missions]] table")
+    ids = [m.id for m in missions]
+    duplicate = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicate:
+        raise MissionFileError(f"Mission ids {duplicate} appear twice")
+    faults = []
+    for i, f in enumerate(raw.get("faults", [])):
+        where = f"faults[{i}]"
+        agent, kind = _get(f, "agent", where), _get(f, "kind", where)
+        if agent not in names:
+            raise MissionFileError(f"{where}: '{agent}' is not an Agent")
+        if kind not in FAULT_KINDS:
+            raise MissionFileError(f"{where}: kind must be one of {', '.join(FAULT_KINDS)}")
+        if kind == "pause" and "for" not in f:
+            raise MissionFileError(f"{where}: a pause needs 'for' (how long)")
+        faults.append(
+            FaultSpec(
+                agent=agent,
+                kind=kind,
+                at_s=duration_seconds(_get(f, "at", where, (str, int)), where),
+                for_s=duration_seconds(f["for"], where) if "for" in f else None,
+            )
+        )
+    delivery = None
+    if "delivery" in raw:
+        try:
+            delivery = parse_delivery(
+                raw["delivery"], start_us=start, agents=names, seconds=duration_seconds
+            )
+        except DeliveryConfigError as exc:
+            raise MissionFileError(str(exc)) from None
+    return MissionFile(
+        name=raw.get("name", name),
+        delivery=delivery,
+        seed=int(sandbox.get("seed", 0)),
+        start_us=start,
+        humans=tuple(sorted({m.owner for m in missions if m.parent is None})),
+        agents=tuple(agents),
+        missions=tuple(missions),
+        faults=tuple(faults),
+        source=source,
+    )

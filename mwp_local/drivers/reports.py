@@ -1,0 +1,99 @@
+"""What the Sandbox reports: one step (``StepReport``), a run (``RunSummary``) and a Worker
+restart (``RestartReport``). Plain values, with their text and notebook renderings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["RestartReport", "RunSummary", "StepReport"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepReport:
+    """What one step did: who acted, why, the Command, and its Events or its rejection."""
+
+    number: int
+    at: str
+    agent: str
+    kind: str
+    why: str
+    command: dict[str, Any]
+    accepted: bool
+    events: tuple[dict[str, Any], ...] = ()
+    code: str | None = None
+    explanation: str | None = None
+    rule: str | None = None
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line for a person."""
+        if self.accepted:
+            kinds = ", ".join(e["kind"] for e in self.events) or "(idempotent retry)"
+            return f"#{self.number} {self.at} {self.agent}: {self.kind} → {kinds}"
+        return (
+            f"#{self.number} {self.at} {self.agent}: {self.kind} ✘ {self.code}: {self.explanation}"
+        )
+
+    def _repr_html_(self) -> str:
+        """The step drawn in a notebook (without ``%load_ext mwp_local.notebook`` too), by the
+        renderer the extension registers for it."""
+        from ..render.reprs import RENDERERS
+
+        return str(RENDERERS[("mwp_local.drivers.sandbox", "StepReport")](self))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSummary:
+    """The end of a run: Missions and their states, WorkItems by state, counts and times."""
+
+    steps: int
+    finished: bool
+    missions: dict[str, str]
+    work_items: dict[str, int]
+    events: int
+    rejections: dict[str, int]
+    simulated_seconds: float
+    wall_seconds: float
+    #: What the delivery bus did (None with direct delivery).
+    delivery: dict[str, int] | None = None
+
+    def lines(self) -> list[str]:
+        """A printable summary."""
+        out = [
+            f"{'Finished' if self.finished else 'Stopped'} after {self.steps} steps "
+            f"({self.simulated_seconds:.0f} s simulated, {self.wall_seconds:.2f} s wall)"
+        ]
+        out += [f"  Mission {m.rsplit(':', 1)[-1]}: {s}" for m, s in sorted(self.missions.items())]
+        out.append(
+            "  WorkItems: " + ", ".join(f"{k} {v}" for k, v in sorted(self.work_items.items()))
+        )
+        out.append(
+            f"  Events: {self.events}; rejections: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(self.rejections.items())) or "none")
+        )
+        if self.delivery is not None:
+            out.append("  Delivery: " + ", ".join(f"{k} {v}" for k, v in self.delivery.items()))
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RestartReport:
+    """What ``Sandbox.restart_agent`` did (§6.3, §11.3; MWP-WRK-008, 014)."""
+
+    agent: str
+    #: Whether the Worker's local file was deleted first (then everything came from replay).
+    deleted_local_file: bool
+    #: Events the new runtime folded back from its local store, and Events re-delivered to it
+    #: from the Group log (duplicates of stored ones are dropped by its inbox).
+    restored_events: int
+    redelivered_events: int
+    #: Whether the queues stored in the local file equal the ones its Events rebuild.
+    stored_queues_matched: bool
+    #: The old runtime's per-Group work queues, and the new one's after the rebuild.
+    queues_before: dict[str, tuple[Any, ...]]
+    queues_rebuilt: dict[str, tuple[Any, ...]]
+    #: The new Session Epoch and the Execution Leases its opening revoked.
+    session_epoch: int
+    revoked_leases: tuple[str, ...]

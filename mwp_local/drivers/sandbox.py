@@ -1,0 +1,572 @@
+"""The Sandbox: one Organization, its Group log, and the agents of a mission file, run either
+one action at a time on a virtual clock (``mode="step"``) or in real threads (``"threads"``).
+
+Step mode is deterministic: time is virtual, keys derive from the seed, Ed25519 signatures are
+deterministic, and a seeded generator picks which agent acts when several want to; the same seed
+gives a byte-identical log. Each step performs one agent action and reports the Command, its
+Events or its rejection (code, explanation, rule), and how the affected WorkItem or Mission
+changed.
+
+Each Worker keeps its per-Group inboxes, Cursors and work queues in its own file
+``DIR/agents/<name>.duckdb`` (or in memory with ``worker_files=False``). Between actions the
+Sandbox serves the Workers' slots: it obtains each capability token a slot asks for from the
+Group's Authorization Service and performs the slots' external operations on a simulated
+external system (``self.external``); neither counts as a step. ``restart_agent`` replaces a
+Worker's runtime by one rebuilt from its file, or by replay of the Group log if the file is gone,
+and has the control plane open a new Session for it (§6.3, §11.3).
+
+Durability. ``step()`` returns only once its action is durable: the Command's outcome is in the
+log file and each Worker's local file holds what it was told. ``run()`` (and any loop inside
+``with sandbox.write_behind():``) acknowledges each Command as soon as the Authority decided it
+and writes the log in one transaction every 256 actions, before any read of the log (SQL, views,
+exports), and when it returns; Workers' local files follow the log, never ahead of it. A crash
+inside ``run()`` therefore loses up to the last 256 actions and leaves a consistent prefix. This
+holds in threads mode too, where the agents' threads stage into the same tail; with write-behind
+turned off (``log.allow_write_behind = False``, as ``--print-acks`` does) every Command is
+durable before it is acknowledged, concurrent Commands sharing one transaction (group commit).
+Artifact content a Worker delivers is stored in ``DIR/blobs`` before its Command is submitted;
+inside write-behind the blob's fsyncs are deferred and done just before the log write that makes
+that Command durable (``BlobStore.sync`` as the store's ``before_write``), never after it.
+
+With a ``[delivery]`` table every committed Event reaches the agents through the delivery bus in
+both modes (``delivery.driver.BusDriver``): step mode runs its rounds between actions, threads
+mode has each agent's thread run its own session's rounds (``sim.threads``); Group-service
+outages, offline buffering and reconciliation behave alike in both.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..agents.base import Intent, Policy
+from ..agents.cast import cast_policies, wrap_worker
+from ..agents.naming import mission_id
+from ..agents.runtime import AgentRuntime
+from ..agents.scheduler.core import Scheduler
+from ..agents.specs import AgentSpec, MissionFile
+from ..agents.worker.core import WorkerPolicy
+from ..agents.worker.execution import WorkFunction
+from ..authority import Accepted, AuthorityConfig
+from ..authority.pipeline import Outcome
+from ..authority.tokens import CapabilityToken
+from ..protocol.errors import ProtocolError
+from ..protocol.ids import derived_uuid
+from ..protocol.jsontext import parse_strict
+from ..protocol.tables import MissionState
+from ..protocol.timestamps import format_utc
+from ..store.agent_store import DuckDBLocalStore, LocalStore, MemoryLocalStore, agent_file
+from ..store.blobs import BlobStore
+from ..store.duckdb_log import DuckDBLogStore
+from ..store.group_log import GroupLog
+from ..store.sandbox_dir import init_directory
+from ..store.views import sql as run_sql
+from .bus import BusDriver
+from .clock import VirtualClock, timestamp
+from .external import ExternalSystem, token_check_for
+from .mission_file import load as load_mission_file
+from .reports import RestartReport as RestartReport
+from .reports import RunSummary as RunSummary
+from .reports import StepReport as StepReport
+
+_TERMINAL = (MissionState.APPROVED, MissionState.CANCELLED, MissionState.FAILED)
+
+
+class Sandbox:
+    """A mission file running against a real Group log in ``directory``.
+
+    ``worker_options`` maps a Worker's name to ``WorkerPolicy`` fields (``queue_capacity``,
+    ``eligibility``, ``cost``, ``setup_us``, ...) and optionally ``scheduler_config``; they
+    survive ``restart_agent``.
+    ``work_functions`` maps a capability ID to a function that really does the work of the
+    WorkItems requiring it (``WorkRequest`` → the deliverable's bytes), in place of the
+    simulated deliverable; see ``agents.worker_execution.WorkFunction``.
+    """
+
+    def __init__(
+        self,
+        directory: Path | str,
+        mission: MissionFile | Path | str,
+        *,
+        seed: int | None = None,
+        mode: str = "step",
+        config: AuthorityConfig | None = None,
+        worker_files: bool = True,
+        worker_options: Mapping[str, Mapping[str, Any]] | None = None,
+        work_functions: Mapping[str, WorkFunction] | None = None,
+    ) -> None:
+        if mode not in ("step", "threads"):
+            raise ValueError("mode is 'step' or 'threads'")
+        self.directory = Path(directory)
+        self.worker_files = worker_files
+        self.worker_options = {k: dict(v) for k, v in (worker_options or {}).items()}
+        self.work_functions = dict(work_functions or {})
+        self._memory_stores: dict[str, MemoryLocalStore] = {}
+        self._restarts: dict[str, int] = {}
+        self.spec = mission if isinstance(mission, MissionFile) else load_mission_file(mission)
+        self.seed = self.spec.seed if seed is None else seed
+        self.mode = mode
+        self.clock = VirtualClock(self.spec.start_us)
+        self.rng = random.Random(self.seed)
+        agents = {
+            a.name: {"capabilities": list(a.capabilities), "max_concurrency": a.max_concurrency}
+            for a in self.spec.agents
+        }
+        self.log: GroupLog = init_directory(
+            self.directory,
+            seed=self.seed,
+            now=timestamp(self.spec.start_us),
+            agents=agents,
+            humans=self.spec.humans,
+        )
+        if config is not None:
+            self.log.authority.config = config
+        #: The sandbox's Artifact content: ``_store_blobs`` puts Workers' deliverables in (inside
+        #: write-behind their fsyncs wait for the log write that makes the Commands naming them
+        #: durable) and the Coordinators read them to review.
+        self._blobs = BlobStore(self.directory / "blobs")
+        store = self.log.store
+        assert isinstance(store, DuckDBLogStore)  # init_directory makes one
+        store.before_write = self._blobs.sync
+        self.external = ExternalSystem(check=token_check_for(self._check_token))
+        self.runtimes: list[AgentRuntime] = self._runtimes()
+        #: The delivery bus, when the mission file has a ``[delivery]`` table (else Events go
+        #: straight from the Group log to every agent).
+        self.delivery: BusDriver | None = None
+        if self.spec.delivery is not None:
+            self.delivery = BusDriver(self.log.org, self.spec.delivery, seed=self.seed)
+            for runtime in self.runtimes:
+                self.delivery.attach(runtime, self.clock.now_us())
+        self.deliver([parse_strict(e.document) for e in self.log.store.events()])
+        self.steps = 0
+        self.history: list[StepReport] = []
+        self._wall = 0.0
+        self._write_behind = False
+
+    # ------------------------------------------------------------------ set-up
+
+    def _runtimes(self) -> list[AgentRuntime]:
+        org = self.log.org
+        policies = cast_policies(
+            self.spec,
+            content=self._blobs,
+            make_worker=self._worker_policy,
+            seed=self.seed,
+        )
+        runtimes = []
+        for name, policy in policies.items():
+            agent = next((a for a in self.spec.agents if a.name == name), None)
+            if agent is not None and isinstance(policy, WorkerPolicy):
+                runtimes.append(self._worker_runtime(agent, policy=policy))
+            else:
+                runtimes.append(AgentRuntime(org, org.get(name), policy))
+        return sorted(runtimes, key=lambda r: r.member.id)
+
+    def _worker_policy(self, agent: AgentSpec, incarnation: int = 0) -> WorkerPolicy:
+        """A fresh Worker policy for ``agent`` (its generator seeded per incarnation)."""
+        durations = {
+            f"urn:mwp-local:work:{m.id}:{w.id}": w.duration_s
+            for m in self.spec.missions
+            for w in m.work
+        }
+        options = dict(self.worker_options.get(agent.name, {}))
+        options.setdefault("work_functions", self.work_functions)
+        config = options.pop("scheduler_config", None)
+        if config is not None:
+            options["scheduler"] = Scheduler(config)
+        suffix = f":restart:{incarnation}" if incarnation else ""
+        return WorkerPolicy(
+            capabilities=dict(agent.capabilities),
+            max_concurrency=agent.max_concurrency,
+            behaviour=agent.behaviour,
+            rng=random.Random(f"{self.seed}:{agent.name}{suffix}"),
+            durations=durations,
+            **options,
+        )
+
+    def _worker_runtime(
+        self, agent: AgentSpec, incarnation: int = 0, *, policy: Policy | None = None
+    ) -> AgentRuntime:
+        """A Worker's runtime on its local store (opened, so rebuilt from what it holds); its
+        policy is the Worker as the mission file casts it (able to review, with its faults)."""
+        local: LocalStore
+        if self.worker_files:
+            local = DuckDBLocalStore(agent_file(self.directory, agent.name))
+        else:
+            local = self._memory_stores.setdefault(agent.name, MemoryLocalStore())
+        org = self.log.org
+        if policy is None:
+            policy = wrap_worker(
+                self.spec, agent, self._worker_policy(agent, incarnation), seed=self.seed
+            )
+        return AgentRuntime(
+            org,
+            org.get(agent.name),
+            policy,
+            local=local,
+            incarnation=incarnation,
+            flush_before_acting=False,  # the Sandbox flushes (``flush``), the log first
+            # a file is never durable ahead of the log; memory is never durable at all
+            durable_first=self.log.flush if self.worker_files else None,
+        )
+
+    # ------------------------------------------------------------------ delivery
+
+    def deliver(self, events: list[dict[str, Any]]) -> None:
+        """Deliver committed Events to every agent: through the delivery bus (frames, faults)
+        when there is one, else directly and in order."""
+        if self.delivery is not None:
+            self.delivery.publish(events, self.clock.now_us())
+            return
+        for runtime in self.runtimes:
+            runtime.deliver(events)
+
+    def _check_token(self, token: CapabilityToken, operation: str, now_us: int) -> None:
+        self.log.check_token(token, operation, timestamp(now_us))
+
+    def serve(self, runtime: AgentRuntime, now_us: int) -> None:
+        """Serve one Worker's slots: hand out the capability tokens they ask for (issued by the
+        Group's Authorization Service) and perform their external operations."""
+        policy = runtime.policy
+        if not isinstance(policy, WorkerPolicy):
+            return
+        for request in policy.token_requests(now_us):
+            try:
+                token = self.log.capability_token(
+                    runtime.member.id, request.lease_id, timestamp(now_us), list(request.operations)
+                )
+            except ProtocolError:
+                continue  # the lease is gone: the slot will learn it from the Events
+            policy.grant_token(request.slot_id, token)
+        for call in policy.external_calls(now_us):
+            record = self.external.perform(runtime.member.id, call, now_us)
+            policy.on_external(call, ok=record.ok, refused=record.outcome == "refused")
+
+    def _store_blobs(self, blobs: dict[str, bytes]) -> None:
+        for expected, content in blobs.items():
+            ref = self._blobs.put(content, defer_sync=self._write_behind)
+            if ref.sha256 != expected:  # a Worker bug, never silently accepted
+                raise RuntimeError(f"blob hash mismatch: {expected} != {ref.sha256}")
+
+    # ------------------------------------------------------------------ step mode
+
+    def finished(self) -> bool:
+        """Whether every Mission of the mission file has reached a terminal state."""
+        state = self.log.state
+        return all(
+            (m := state.missions.get(mission_id(spec.id))) is not None and m.state in _TERMINAL
+            for spec in self.spec.missions
+        )
+
+    def _tick(self) -> None:
+        for outcome in self.log.tick(timestamp(self.clock.now_us())):
+            self.deliver(list(outcome.event_documents))
+
+    def step(self) -> StepReport | None:
+        """Perform one agent action (advancing virtual time as needed), durably unless inside
+        ``write_behind``; None when done."""
+        report = self._step()
+        if not self._write_behind:
+            self.flush()
+        return report
+
+    @contextmanager
+    def write_behind(self) -> Iterator[None]:
+        """Within the block, actions are acknowledged before they are durable and written in
+        batches (see the module docstring): what a loop of many ``step()`` calls wants. Leaving
+        it writes everything. Nests."""
+        if self._write_behind:
+            yield
+            return
+        self._write_behind = True
+        try:
+            with self.log.write_behind():
+                yield
+        finally:
+            self._write_behind = False
+            self.flush()
+
+    def flush(self) -> None:
+        """Make everything durable: Artifact blobs, the Group log, then each Worker's local
+        file."""
+        self._blobs.sync()
+        self.log.flush()
+        for runtime in self.runtimes:
+            runtime.flush()
+
+    def _step(self) -> StepReport | None:
+        started = time.perf_counter()
+        try:
+            while not self.finished():
+                now = self.clock.now_us()
+                if self.delivery is not None:
+                    outage = self.delivery.outage(now)
+                    if outage is not None:  # nobody reaches the Group service
+                        if all(o.outage is not outage for o in self.delivery.outages):
+                            self.delivery.go_offline(self.runtimes, outage)
+                        self.clock.advance_to(outage.until_us)
+                        continue
+                self._tick()
+                if self.delivery is not None:
+                    self.delivery.pump(now)
+                    if self.delivery.reconcile:  # reconcile before anything else (§11.5)
+                        buffered = self.delivery.reconcile.pop(0)
+                        return self._perform(self.runtime(buffered.agent), buffered.intent, now)
+                for runtime in self.runtimes:
+                    self.serve(runtime, now)
+                ready = [(r, i) for r in self.runtimes if (i := r.intents(now))]
+                if ready:
+                    runtime, intents = ready[self.rng.randrange(len(ready))]
+                    return self._perform(runtime, intents[0], now)
+                wakeups = [w for r in self.runtimes if (w := r.next_wakeup(now)) is not None]
+                wakeups += [e for e in self.log.state.active_leases.values() if e > now]
+                if self.delivery is not None:
+                    wakeups += [w for w in (self.delivery.next_wakeup(now),) if w is not None]
+                future = [w for w in wakeups if w > now]
+                if not future:
+                    return None
+                self.clock.advance_to(min(future))
+            return None
+        finally:
+            self._wall += time.perf_counter() - started
+
+    def _perform(self, runtime: AgentRuntime, intent: Intent, now: int) -> StepReport:
+        at = format_utc(now)
+        before = self._aggregate_of(intent)
+        if intent.blobs:
+            self._store_blobs(intent.blobs)
+        data = runtime.command(intent, at)
+        outcome = self.log.submit(data, timestamp(now))
+        if isinstance(outcome, Accepted):
+            self.deliver(list(outcome.event_documents))
+        runtime.outcome(intent, outcome, now)
+        self.steps += 1
+        report = self._report(runtime, intent, data, outcome, at, before)
+        self.history.append(report)
+        return report
+
+    def _aggregate_of(self, intent: Intent) -> dict[str, Any]:
+        state = self.log.state
+        wid = intent.payload.get("workItemId")
+        if isinstance(wid, str) and wid in state.work_items:
+            item = state.work_items[wid]
+            return {
+                "workItem": wid,
+                "state": str(item.state),
+                "revision": item.revision,
+                "owner": item.owner["agentId"] if item.owner else None,
+                "ownershipEpoch": item.ownership_epoch,
+                "executionLease": item.execution_lease_id,
+            }
+        if intent.group in state.groups:
+            mission = state.missions[state.groups[intent.group].mission_id]
+            return {
+                "mission": mission.mission_id,
+                "state": str(mission.state),
+                "revision": mission.revision,
+            }
+        return {}
+
+    def _report(
+        self,
+        runtime: AgentRuntime,
+        intent: Intent,
+        data: bytes,
+        outcome: Outcome,
+        at: str,
+        before: dict[str, Any],
+    ) -> StepReport:
+        common = {
+            "number": self.steps,
+            "at": at,
+            "agent": runtime.name,
+            "kind": intent.kind,
+            "why": intent.why,
+            "command": parse_strict(data),
+            "before": before,
+            "after": self._aggregate_of(intent),
+        }
+        if isinstance(outcome, Accepted):
+            return StepReport(accepted=True, events=tuple(outcome.event_documents), **common)
+        return StepReport(
+            accepted=False,
+            code=outcome.error.code.value,
+            explanation=outcome.error.explanation,
+            rule=outcome.error.rule,
+            **common,
+        )
+
+    def run(
+        self,
+        *,
+        max_steps: int = 100_000,
+        until: Callable[[Sandbox], bool] | None = None,
+        progress: Callable[[int, StepReport], None] | None = None,
+        timeout_s: float = 300.0,
+        scale: float = 600.0,
+    ) -> RunSummary:
+        """Run until every Mission is terminal, ``until`` holds, or ``max_steps`` (step mode) /
+        ``timeout_s`` real seconds (threads mode, where ``scale`` simulated seconds pass per
+        real second)."""
+        if self.mode == "threads":
+            return self._run_threads(timeout_s, scale)
+        with self.write_behind():
+            while self.steps < max_steps:
+                if until is not None and until(self):
+                    break
+                report = self._step()
+                if report is None:
+                    break
+                if progress is not None:
+                    progress(self.steps, report)
+        return self.summary()
+
+    def _run_threads(self, timeout_s: float, scale: float) -> RunSummary:
+        from .clock import ScaledClock
+        from .threads import ThreadedRun
+
+        started = time.perf_counter()
+        clock = ScaledClock(start_us=self.clock.now_us(), scale=scale)
+        runner = ThreadedRun(
+            self.log,
+            self.runtimes,
+            clock,
+            self.finished,
+            self._store_blobs,
+            serve=self.serve,
+            delivery=self.delivery,
+        )
+        try:
+            with self.write_behind():
+                runner.run(timeout_s)
+        finally:
+            self.steps += runner.actions
+            self.clock.advance_to(clock.now_us())
+            self._wall += time.perf_counter() - started
+        return self.summary()
+
+    def settle_delivery(self) -> None:
+        """Let the delivery bus deliver everything committed (no agent acts meanwhile; the
+        virtual clock moves on): afterwards every agent has seen every Event."""
+        if self.delivery is not None:
+            self.clock.advance_to(self.delivery.settle(self.clock.now_us()))
+
+    # ------------------------------------------------------------------ reading
+
+    def summary(self) -> RunSummary:
+        """Where the run stands."""
+        state = self.log.state
+        items: dict[str, int] = {}
+        for item in state.work_items.values():
+            items[str(item.state)] = items.get(str(item.state), 0) + 1
+        rejections: dict[str, int] = {}
+        for r in self.log.store.rejections():
+            rejections[r.code] = rejections.get(r.code, 0) + 1
+        return RunSummary(
+            steps=self.steps,
+            finished=self.finished(),
+            missions={m.mission_id: str(m.state) for m in state.missions.values()},
+            work_items=items,
+            events=self.log.store.event_count(),
+            rejections=rejections,
+            simulated_seconds=(self.clock.now_us() - self.spec.start_us) / 1e6,
+            wall_seconds=self._wall,
+            delivery=None if self.delivery is None else self.delivery.summary(),
+        )
+
+    def _repr_html_(self) -> str:
+        """The Sandbox drawn in a notebook (without ``%load_ext mwp_local.notebook`` too)."""
+        from ..render.reprs import sandbox_html
+
+        return sandbox_html(self)
+
+    def sql(self, query: str, params: dict[str, Any] | None = None) -> Any:
+        """Query the log's views (read-only); returns a pyarrow Table."""
+        return run_sql(self.log.store, query, params)  # type: ignore[arg-type]
+
+    def runtime(self, name: str) -> AgentRuntime:
+        """The runtime of the agent or human ``name``."""
+        for runtime in self.runtimes:
+            if runtime.name == name:
+                return runtime
+        raise KeyError(name)
+
+    def restart_agent(self, name: str, *, delete_local_file: bool) -> RestartReport:
+        """Replace Worker ``name``'s runtime as after a crash, and open a new Session for it.
+
+        The old runtime is dropped without flushing (what it had not committed is lost). The new
+        one is rebuilt from its local file, or, if ``delete_local_file``, from nothing; either
+        way the Group log then re-delivers every Event (its inbox drops the ones it has), so
+        its queues are rebuilt by replay. Then the control plane opens a new Session for the
+        Agent, which revokes the old runtime's active Execution Leases and returns those
+        WorkItems to ``queued`` before the new runtime starts them under new leases.
+        """
+        index, old = next((i, r) for i, r in enumerate(self.runtimes) if r.name == name)
+        spec = next((a for a in self.spec.agents if a.name == name), None)
+        if spec is None or not isinstance(old.policy, WorkerPolicy):
+            raise ValueError(f"{name} is not a Worker of this mission file")
+        before = old.work_queues()
+        old.close(flush=False)
+        if delete_local_file:
+            self._memory_stores.pop(name, None)
+            path = agent_file(self.directory, name)
+            for leftover in (path, path.with_name(path.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        incarnation = self._restarts[name] = self._restarts.get(name, 0) + 1
+        new = self._worker_runtime(spec, incarnation)
+        restored = new.restored
+        redelivered = new.deliver([parse_strict(text) for text in self._log_documents()])
+        rebuilt = new.work_queues()
+        new.flush()
+        self.runtimes[index] = new
+        now = self.clock.now_us()
+        at = format_utc(now)
+        org = self.log.org
+        command = org.command(
+            org.control_plane,
+            "ext.missionweaveprotocol.identity.session_open",
+            {"agentId": new.member.id},
+            issued_at=at,
+            action_id=derived_uuid("restart", new.member.id, str(incarnation), at),
+        )
+        outcome = self.log.submit(command, timestamp(now))
+        if not isinstance(outcome, Accepted):
+            raise RuntimeError(f"the control plane could not open a Session: {outcome!r}")
+        events = list(outcome.event_documents)
+        if self.delivery is not None:
+            self.delivery.attach(new, now)  # a new session, subscribed after its Cursors
+        self.deliver(events)
+        return RestartReport(
+            agent=name,
+            deleted_local_file=delete_local_file,
+            restored_events=restored.events if restored else 0,
+            redelivered_events=redelivered,
+            stored_queues_matched=restored.matches if restored else True,
+            queues_before=before,
+            queues_rebuilt=rebuilt,
+            session_epoch=int(events[0]["payload"]["sessionEpoch"]),
+            revoked_leases=tuple(
+                e["payload"]["leaseId"]
+                for e in events
+                if e["kind"] == "ext.missionweaveprotocol.core.lease_revoked"
+            ),
+        )
+
+    def _log_documents(self) -> list[str]:
+        texts = getattr(self.log.store, "event_documents", None)
+        if callable(texts):
+            return list(texts())
+        return [e.document for e in self.log.store.events()]
+
+    def close(self) -> None:
+        """Flush blobs and the log, then flush and close every agent's local store, then the
+        log."""
+        self._blobs.sync()
+        self.log.flush()
+        for runtime in self.runtimes:
+            runtime.close()
+        self.log.store.close()

@@ -1,0 +1,369 @@
+"""The Group Authority bound to a log store: decide, then commit, then acknowledge.
+
+``GroupLog`` is the one adapter between the pure ``Authority`` and a ``LogStore``. Every outcome
+(Events, receipt, rejection, projection rows) is committed in a store transaction before it is
+acknowledged: ``submit`` returns once its Command is durable, ``submit_many`` once all of its
+Commands are. Commits are grouped across threads: while one thread commits, the others keep
+deciding, and the next commit takes everything decided meanwhile in one transaction (``tick``,
+which lets timers fire, joins the same groups). If a commit fails, the in-memory state is rolled
+back to what the log holds and the Commands decided on top of it are refused too.
+
+``write_behind()`` is the one exception, for a driver that chooses it (the Sandbox's ``run()``,
+in step and threads mode): inside it, outcomes are checked and *staged* by the store and
+acknowledged at once, and the store writes them in one transaction every ``max_staged`` batches,
+before any read, on ``flush()``, and when the block ends. A crash inside the block loses the
+staged tail; the file always holds a consistent prefix of the log.
+
+Opening a GroupLog rebuilds the Authority's state by replaying the log through ``evolve`` (which
+re-checks the state tables), so the log is the only truth. Replay trusts the log's signatures
+unless asked to verify them (``verify-log`` always does; ``replay(..., verify_signatures=True)``
+and ``rebuild_projections(verify_signatures=True)`` do it on request).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
+from ..authority.evolve import evolve
+from ..authority.organization import Organization
+from ..authority.pipeline import Outcome
+from ..authority.records import EventRecord, ReceiptRecord, RejectionRecord
+from ..authority.tokens import AuthorizationService, CapabilityToken
+from ..protocol.ed25519 import derive_seed
+from ..protocol.jsontext import parse_strict
+from ..protocol.signing import profile_for, verify_parsed
+from ..protocol.timestamps import Timestamp
+from .base import LogStore, LogStoreError
+from .projection_rows import projection_rows
+from .records import Batch, ProjectionDelta
+
+
+def delta_from_rows(rows: dict[str, list[Any]]) -> ProjectionDelta:
+    """Turn ``AuthorityState.projection_rows`` output into a store delta."""
+    upserts: dict[str, list[dict[str, Any]]] = {}
+    deletes: dict[str, list[tuple[Any, ...]]] = {}
+    for table, items in rows.items():
+        for item in items:
+            if isinstance(item, tuple):
+                deletes.setdefault(table, []).append(item[1])
+            else:
+                upserts.setdefault(table, []).append(item)
+    return ProjectionDelta(
+        upserts={t: tuple(r) for t, r in upserts.items()},
+        deletes={t: tuple(k) for t, k in deletes.items()},
+    )
+
+
+def _documents(store: LogStore) -> Iterator[str]:
+    """The signed text of every Event in log order (only that column, where the store can)."""
+    texts = getattr(store, "event_documents", None)
+    if callable(texts):
+        yield from texts()
+        return
+    for record in store.events():
+        yield record.document
+
+
+def replay(
+    org: Organization, store: LogStore, *, verify_signatures: bool = False
+) -> AuthorityState:
+    """A fresh state folded from every Event in the log, in log order.
+
+    With ``verify_signatures`` every Event's signature is first checked (the six stages of §6.4)
+    against the Registry as it stands at that point of the log; the first failure raises its
+    ``ProtocolError``.
+    """
+    documents = (parse_strict(text) for text in _documents(store))
+    return fold(org, documents, store.receipts(), verify_signatures=verify_signatures)
+
+
+def fold(
+    org: Organization,
+    documents: Iterable[dict[str, Any]],
+    receipts: Iterable[ReceiptRecord],
+    *,
+    verify_signatures: bool = False,
+) -> AuthorityState:
+    """A fresh state folded from parsed Event documents in log order, then the receipts (what
+    ``replay`` does once it has read the log; a caller that parsed the log already uses this)."""
+    state = AuthorityState(registry=org.registry(), organization_id=org.organization_id)
+    profile = profile_for("event")
+    for document in documents:
+        if verify_signatures:
+            verify_parsed(profile, document, state.registry)
+        evolve(state, document)
+    for receipt in receipts:
+        state.receipts[(receipt.actor_id, receipt.action_id)] = receipt
+    state.take_touched()
+    return state
+
+
+@dataclass(slots=True)
+class _Group:
+    """Outcomes decided since the last group commit began, committed together."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    done: bool = False
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """What the caller gets back for one Command: the outcome, acknowledged after commit."""
+
+    outcome: Outcome
+
+    @property
+    def ok(self) -> bool:
+        """Whether the Command was accepted."""
+        return isinstance(self.outcome, Accepted)
+
+
+class GroupLog:
+    """An Authority whose every decision is committed to ``store`` before it is acknowledged."""
+
+    def __init__(
+        self, org: Organization, store: LogStore, config: AuthorityConfig | None = None
+    ) -> None:
+        self.org = org
+        self.store = store
+        self.authority = Authority(
+            state=replay(org, store),
+            identity=org.identity(),
+            key_pair=org.authority.key_pair,
+            config=config or AuthorityConfig(),
+        )
+        #: The decide lock (the Authority's in-memory state) ...
+        self._lock = threading.Lock()
+        #: ... and the commit lock: one group commit at a time (see ``_make_durable``).
+        self._commit_lock = threading.Lock()
+        self._open: _Group | None = None
+        self._write_behind = 0
+        #: Whether ``write_behind`` may defer durability (``campaign.acks`` turns it off).
+        self.allow_write_behind = True
+        self.authorization = AuthorizationService(derive_seed(org.seed, "authorization-service"))
+
+    @property
+    def state(self) -> AuthorityState:
+        """The Authority's current state (read it, never change it)."""
+        return self.authority.state
+
+    @contextmanager
+    def write_behind(self) -> Iterator[None]:
+        """Inside the block, acknowledge outcomes before they are durable (see the module
+        docstring); on leaving it, write everything staged. Nests. A no-op when
+        ``allow_write_behind`` is False (someone promised durability at acknowledgement)."""
+        if not self.allow_write_behind:
+            yield
+            return
+        self._write_behind += 1
+        try:
+            yield
+        finally:
+            self._write_behind -= 1
+            if not self._write_behind:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write every staged outcome to the log file now."""
+        self.store.flush()
+
+    def _commit(self, batch: Batch) -> None:
+        if self._write_behind:
+            self.store.stage(batch)
+        else:
+            self.store.commit(batch)
+
+    def submit(self, data: bytes | str, now: Timestamp) -> Outcome:
+        """Decide one Command and return its outcome once it is durable (inside
+        ``write_behind``, once it is staged)."""
+        return self.submit_many([data], now)[0]
+
+    def submit_many(self, commands: Sequence[bytes | str], now: Timestamp) -> list[Outcome]:
+        """Decide each Command in order and return the outcomes once they are durable. If the
+        commit fails, nothing of it was accepted (the state is rolled back) and this raises."""
+        with self._lock:
+            group = self._join()
+            outcomes = [self.authority.handle(data, now) for data in commands]
+            group.outcomes.extend(outcomes)
+        self._make_durable(group)
+        return outcomes
+
+    def tick(self, now: Timestamp) -> list[Accepted]:
+        """Let timers fire (lease expiry) and commit their Events; returns what was appended."""
+        with self._lock:
+            group = self._join()
+            outcomes = self.authority.expire(now)
+            group.outcomes.extend(outcomes)
+        self._make_durable(group)
+        return outcomes
+
+    def _join(self) -> _Group:
+        """The open group the next decision belongs to (caller holds the decide lock)."""
+        self.authority.state.extend_batch()  # every decision until its commit can be undone
+        if self._open is None:
+            self._open = _Group()
+        return self._open
+
+    def _make_durable(self, group: _Group) -> None:
+        """Return once ``group`` is committed; raise if its commit failed.
+
+        Group commit across threads: one thread at a time commits, taking every outcome decided
+        so far (its own group, sealed under the decide lock together with the projection rows
+        of exactly those decisions); the others keep deciding into the next group meanwhile,
+        and whoever finds their group already committed returns at once. If a commit fails,
+        the state is rolled back to the log: the failed group *and* the one decided on top of
+        it are refused, so nothing acknowledged was built on what was lost.
+        """
+        with self._commit_lock:
+            if group.error is not None:
+                raise group.error
+            if group.done:
+                return
+            state = self.authority.state
+            with self._lock:
+                assert group is self._open, "a group is sealed only by its own commit"
+                self._open = None
+                batch = self._batch(group.outcomes)
+                decided = state.undo_mark()
+            try:
+                if (
+                    batch.events
+                    or batch.receipts
+                    or batch.rejections
+                    or not batch.projections.is_empty()
+                ):
+                    self._commit(batch)
+            except BaseException as exc:
+                with self._lock:
+                    state.rollback_batch()
+                    state.take_touched()
+                    later, self._open = self._open, None
+                group.error = exc
+                if later is not None:
+                    later.error = LogStoreError(
+                        f"refused: an earlier group commit failed ({exc}) and this Command "
+                        "was decided on top of it"
+                    )
+                raise
+            with self._lock:
+                state.forget_undo(decided)
+            group.done = True
+
+    def _batch(self, outcomes: Sequence[Outcome]) -> Batch:
+        events: list[EventRecord] = []
+        receipts: list[ReceiptRecord] = []
+        rejections: list[RejectionRecord] = []
+        for outcome in outcomes:
+            if isinstance(outcome, Rejected):
+                rejections.append(outcome.record)
+            elif not outcome.duplicate:
+                events.extend(outcome.events)
+                if outcome.receipt is not None:
+                    receipts.append(outcome.receipt)
+        touched = self.authority.state.take_touched()
+        return Batch(
+            events=tuple(events),
+            receipts=tuple(receipts),
+            rejections=tuple(rejections),
+            projections=delta_from_rows(projection_rows(self.authority.state, touched)),
+        )
+
+    def import_events(self, documents: Sequence[bytes | str]) -> int:
+        """Ingest signed Events from elsewhere: verify each signature against the Registry as it
+        stands, require acceptance by a trusted Organization service, refuse one that depends on a
+        critical extension this code cannot interpret (``authority.extensions``), replay each
+        through ``evolve`` (auditing it against the state tables), then commit them all in one
+        transaction. Any failure rejects the whole import and changes nothing."""
+        from ..authority.extensions import EVENT_PROFILES, uninterpretable
+        from ..authority.pipeline import event_record
+        from ..protocol.signing import profile_for, verify_parsed
+
+        trusted = self.authority.identity.control_services
+        with self._commit_lock, self._lock:
+            if self._open is not None:
+                raise RuntimeError("import_events needs an idle log (Commands are in flight)")
+            state = self.authority.state
+            state.begin_batch()
+            records = []
+            try:
+                for index, data in enumerate(documents, start=1):
+                    doc = parse_strict(data)
+                    verified = verify_parsed(profile_for("event"), doc, state.registry)
+                    if verified.principal.id not in trusted:
+                        raise ValueError(
+                            f"line {index}: accepted by {verified.principal.id}, which this "
+                            "Organization does not trust as a Group Authority"
+                        )
+                    kind = doc.get("kind")
+                    needs = uninterpretable(doc, EVENT_PROFILES.get(kind, frozenset()))
+                    if needs is not None:
+                        raise ValueError(
+                            f"line {index}: the {kind} Event depends on {needs}, which this "
+                            "sandbox cannot interpret, so it cannot replay the transition (§18)"
+                        )
+                    wid = doc.get("workItemId")
+                    before = state.work_items.get(wid) if wid else None
+                    try:
+                        evolve(state, doc)
+                    except Exception as exc:
+                        raise ValueError(
+                            f"line {index}: the state tables refuse it: {exc}"
+                        ) from exc
+                    after = state.work_items.get(wid) if wid else None
+                    moved = after is not None and (before is None or before.state != after.state)
+                    records.append(
+                        event_record(
+                            doc,
+                            str(before.state) if moved and before is not None else None,
+                            str(after.state) if moved and after is not None else None,
+                        )
+                    )
+                touched = state.take_touched()
+                self.store.commit(
+                    Batch(
+                        events=tuple(records),
+                        projections=delta_from_rows(projection_rows(state, touched)),
+                    )
+                )
+            except BaseException:
+                state.rollback_batch()
+                state.take_touched()
+                raise
+            state.commit_batch()
+            return len(records)
+
+    def capability_token(
+        self, agent_id: str, lease_id: str, now: Timestamp, operations: list[str] | None = None
+    ) -> CapabilityToken:
+        """A capability token for the holder of a live Execution Lease (never logged)."""
+        with self._lock:
+            return self.authorization.issue(
+                self.state,
+                agent_id=agent_id,
+                lease_id=lease_id,
+                now_us=now.epoch_micros,
+                operations=operations,
+            )
+
+    def check_token(self, token: CapabilityToken, operation: str, now: Timestamp) -> None:
+        """Raise unless ``token`` currently permits ``operation``."""
+        with self._lock:
+            self.authorization.check(
+                self.state, token, now_us=now.epoch_micros, operation=operation
+            )
+
+    def rebuild_projections(self, *, verify_signatures: bool = False) -> None:
+        """Drop every projection row and write them again from a replay of the log (verifying
+        every Event's signature first when asked; see ``replay``)."""
+        with self._lock:
+            state = replay(self.org, self.store, verify_signatures=verify_signatures)
+            rows = projection_rows(state)
+            self.store.replace_projections(
+                {t: [r for r in items if not isinstance(r, tuple)] for t, items in rows.items()}
+            )
