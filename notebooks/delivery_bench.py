@@ -20,37 +20,27 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from mwp_local.agents.base import Intent, View
-from mwp_local.store.agent_store import MemoryLocalStore
+from mwp_local.agents.base import BasePolicy
+from mwp_local.agents.bus_client import BusClient
 from mwp_local.agents.runtime import AgentRuntime
-from mwp_local.authority.pipeline import Outcome
+from mwp_local.authority.organization import Organization
 from mwp_local.authority.state import AuthorityState
 from mwp_local.delivery import frames
 from mwp_local.delivery.bus import DeliveryBus
-from mwp_local.agents.bus_client import BusClient
 from mwp_local.delivery.config import DeliveryConfig
 from mwp_local.delivery.snapshots import SnapshotBundle, build_snapshot
-from mwp_local.render.html import STYLE
-from mwp_local.authority.organization import Organization
 from mwp_local.protocol.documents import validate
 from mwp_local.protocol.errors import ProtocolError
+from mwp_local.render.html import STYLE
+from mwp_local.store.agent_store import MemoryLocalStore
 from mwp_local.store.projection_rows import projection_rows
 
 T0 = 1_784_106_000_000_000  # 2026-07-15T09:00:00Z
 SECOND = 1_000_000
 
 
-class Listening:
+class Listening(BasePolicy):
     """A policy that only listens: the runtime folds what it is delivered and never acts."""
-
-    def decide(self, view: View, now_us: int) -> list[Intent]:
-        return []
-
-    def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
-        return None
-
-    def next_wakeup(self, view: View, now_us: int) -> int | None:
-        return None
 
 
 def listener(org: Organization, name: str, bus: DeliveryBus | None = None) -> BusClient:

@@ -10,27 +10,21 @@ resumes it acts on what the log says now. Time comes from the driver; nothing he
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from ..authority.pipeline import Outcome
-from .base import Intent, Policy, View
+from .base import Intent, Policy, PolicyWrapper, View
 from .specs import FaultSpec
 
 
-class FaultyPolicy:
+class FaultyPolicy(PolicyWrapper):
     """``inner``, silenced during ``windows`` (``(from_us, until_us)``; ``None``: for good).
 
-    A transparent proxy like ``reviewer.ReviewerPolicy``: other attributes and ``isinstance``
-    are the wrapped policy's.
+    While down it sends nothing; Events still reach it, outcomes and its slots' hooks are
+    ``inner``'s (``PolicyWrapper``).
     """
 
     def __init__(self, inner: Policy, windows: tuple[tuple[int, int | None], ...]) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.windows = windows
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        return self.inner.__class__
 
     def __repr__(self) -> str:
         return f"FaultyPolicy({self.inner!r}, windows={self.windows})"
@@ -57,10 +51,6 @@ class FaultyPolicy:
         """Nothing while down; the agent's own decisions otherwise."""
         return [] if self.down(now_us) else self.inner.decide(view, now_us)
 
-    def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
-        """Pass outcomes on."""
-        self.inner.on_outcome(view, intent, outcome, now_us)
-
     def next_wakeup(self, view: View, now_us: int) -> int | None:
         """The end of the current pause, or the earlier of the agent's wish and the next fault."""
         if self.down(now_us):
@@ -72,14 +62,3 @@ class FaultyPolicy:
         if wish is not None:
             times.append(wish)
         return min(times) if times else None
-
-    def observe(self, view: View, event: dict[str, Any]) -> None:
-        """Events still arrive while down."""
-        observe = getattr(self.inner, "observe", None)
-        if observe is not None:
-            observe(view, event)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)

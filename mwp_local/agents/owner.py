@@ -32,7 +32,7 @@ from ..authority.model import MissionRecord
 from ..authority.pipeline import Outcome
 from ..protocol.tables import MissionState, WorkItemState
 from ..protocol.timestamps import format_utc
-from .base import Intent, View
+from .base import BasePolicy, Intent, View
 from .coordinator.contracts import budget_document
 from .coordinator.index import MissionItems
 from .naming import agent_id, group_id, mission_id, short
@@ -55,7 +55,7 @@ def needs_execution_approval(mission: MissionRecord, contract: dict[str, Any]) -
 
 
 @dataclass
-class MissionOwnerPolicy:
+class MissionOwnerPolicy(BasePolicy):
     """Creates, supervises and approves (or cancels) the Missions it owns."""
 
     missions: list[MissionSpec]

@@ -22,11 +22,10 @@ from typing import Any
 from .. import authority as _authority  # noqa: F401
 from ..artifacts.evidence import build_evidence
 from ..authority.model import WorkItemRecord
-from ..authority.pipeline import Outcome
 from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.timestamps import format_utc
-from .base import Intent, Policy, View
+from .base import Intent, Policy, PolicyWrapper, View
 from .coordinator.contracts import ASSESSMENT_SCHEMA, review_of
 from .naming import short
 
@@ -66,22 +65,15 @@ def assessment_evidence(
     )
 
 
-class ReviewerPolicy:
-    """A Worker policy that, on review WorkItems, publishes its signed assessment.
-
-    A transparent proxy: every other attribute is the wrapped Worker's, and it presents itself
-    as the Worker's class (``isinstance``), so a driver that serves Workers (capability tokens,
-    external operations) keeps serving it.
-    """
+class ReviewerPolicy(PolicyWrapper):
+    """A Worker policy that, on review WorkItems, publishes its signed assessment; every other
+    hook is the wrapped Worker's (``PolicyWrapper``), so the driver serves its slots as any
+    Worker's."""
 
     def __init__(self, inner: Policy, reject_rate: float = 0.0, salt: str = "") -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.reject_rate = reject_rate
         self.salt = salt
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        return self.inner.__class__
 
     def __repr__(self) -> str:
         return f"ReviewerPolicy({self.inner!r}, reject_rate={self.reject_rate})"
@@ -128,23 +120,3 @@ class ReviewerPolicy:
             tag=intent.tag,
             blobs={digest: content},
         )
-
-    def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
-        """The Worker learns what became of its Intents (the replaced one included)."""
-        self.inner.on_outcome(view, intent, outcome, now_us)
-
-    def next_wakeup(self, view: View, now_us: int) -> int | None:
-        """The Worker's."""
-        return self.inner.next_wakeup(view, now_us)
-
-    def observe(self, view: View, event: dict[str, Any]) -> None:
-        """Pass released Events on to a Worker that wants them."""
-        observe = getattr(self.inner, "observe", None)
-        if observe is not None:
-            observe(view, event)
-
-    def __getattr__(self, name: str) -> Any:
-        # Everything else (slots, scheduler, ...) is the Worker's.
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)

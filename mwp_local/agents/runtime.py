@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from ..authority.evolve import evolve
 from ..authority.organization import Member, Organization
@@ -30,24 +30,15 @@ from ..authority.pipeline import Outcome
 from ..authority.state import AuthorityState
 from ..protocol.identity_memo import IdentityMemo
 from ..protocol.ids import derived_uuid
+from ..protocol.inbox import ORG, Inbox
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from ..store.agent_store import InboxRow, LocalBatch, LocalStore, QueueRow, work_queues
 from .base import Intent, Policy, View
-from .inbox import ORG, Inbox
 
 #: A runtime whose driver commits at other points still commits before acting once this many
 #: released Events wait (bounded memory, bounded replay after a crash).
 MAX_PENDING = 512
-
-
-@runtime_checkable
-class Observer(Protocol):
-    """A policy that also wants each released Event (in release order, replays included)."""
-
-    def observe(self, view: View, event: dict[str, Any]) -> None:
-        """Learn from one released Event (after it was folded into the view)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +88,6 @@ class AgentRuntime:
     #: traffic of other WorkItems.
     _refused: dict[str, str] = field(default_factory=dict)
     _position: int = field(default=0, init=False)
-    _observed: tuple[Any, Observer | None] = field(default=(None, None), init=False)
     _pending: list[InboxRow] = field(default_factory=list, init=False)
     _moved: set[str] = field(default_factory=set, init=False)
     _queues: dict[str, tuple[QueueRow, ...]] = field(default_factory=dict, init=False)
@@ -130,23 +120,14 @@ class AgentRuntime:
     def _sign(self, profile: str, document: dict[str, Any]) -> dict[str, Any]:
         return self.org.sign(profile, self.member, document)
 
-    def _observer(self) -> Observer | None:
-        """The policy if it observes Events (the Protocol check is slow: done once per
-        policy)."""
-        policy = self.policy
-        if policy is not self._observed[0]:
-            self._observed = (policy, policy if isinstance(policy, Observer) else None)
-        return self._observed[1]
-
     # ------------------------------------------------------------------ delivery
 
     def deliver(self, events: list[dict[str, Any]]) -> int:
         """Receive Events (any order, duplicates allowed); fold the releasable ones."""
         released = 0
-        observer = self._observer()
         for event in events:
             for ready in self.inbox.offer(event):
-                self._fold(ready, observer)
+                self._fold(ready)
                 released += 1
                 if self._awaiting:
                     self._arrived(ready["eventId"])
@@ -180,10 +161,9 @@ class AgentRuntime:
             return event["eventId"] in self.inbox.seen
         return int(event["sequence"]) <= self.inbox.cursors.get(group, 0)
 
-    def _fold(self, event: dict[str, Any], observer: Observer | None) -> None:
+    def _fold(self, event: dict[str, Any]) -> None:
         evolve(self.replica, event)
-        if observer is not None:
-            observer.observe(self.view, event)
+        self.policy.observe(self.view, event)
         if self.local is None:
             return
         group = event.get("groupId") or ORG
@@ -249,12 +229,10 @@ class AgentRuntime:
 
     def _restore(self, local: LocalStore) -> None:
         snapshot = local.load()
-        observer = self._observer()
         for row in snapshot.events:
             event = parse_strict(row.document)
             evolve(self.replica, event)
-            if observer is not None:
-                observer.observe(self.view, event)
+            self.policy.observe(self.view, event)
         self.replica.take_touched()
         self.inbox.restore(
             snapshot.cursors, (r.event_id for r in snapshot.events if r.group_id == ORG)

@@ -1,9 +1,6 @@
-"""The invariant checker: a table of small checks, each reading only a ``LogView``.
+"""The invariants of the log itself: sequences, identifiers, chain, signatures, projections,
+rejections, external operations and acknowledgements, each reading only a ``LogView``.
 
-Each invariant counts what it checked and lists what it found broken, with an explanation a
-person can act on. ``check_directory`` opens a sandbox directory read-only, runs every
-invariant of ``INVARIANTS`` (this module's and ``work_invariants``'), and returns a
-``CheckReport``. An invariant that crashes is itself reported as a violation, never skipped.
 ``projections_replay`` compares the stored tables with the view's clean replay
 (``LogView.replayed``), which a ``verify-log`` pass over the same view may already have built.
 """
@@ -11,9 +8,6 @@ invariant of ``INVARIANTS`` (this module's and ``work_invariants``'), and return
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..authority import AuthorityState
@@ -21,122 +15,14 @@ from ..authority.evolve import evolve
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for, verify_parsed
-from ..store.base import StoreLockedError, coerce_row
+from ..store.base import coerce_row
 from ..store.blobs import BlobStore
 from ..store.chain import GENESIS, link
 from ..store.projection_rows import projection_rows
 from ..store.records import PROJECTION_BY_NAME
-from .logdir import LogView, open_log_view
-
-#: Violations kept per invariant (the count is always exact).
-KEEP = 20
-
-
-@dataclass
-class Tally:
-    """The checks one invariant made and the violations it found."""
-
-    checks: int = 0
-    violations: int = 0
-    examples: list[str] = field(default_factory=list)
-
-    def check(self, ok: bool, explanation: str | Callable[[], str]) -> bool:
-        """Count one check; record ``explanation`` when it failed. Returns ``ok``."""
-        self.checks += 1
-        if not ok:
-            self.violations += 1
-            if len(self.examples) < KEEP:
-                self.examples.append(explanation() if callable(explanation) else explanation)
-        return ok
-
-
-@dataclass(frozen=True, slots=True)
-class Invariant:
-    """A named invariant, what it means, and the function that checks it."""
-
-    name: str
-    meaning: str
-    check: Callable[[LogView, Tally], None]
-
-
-INVARIANTS: dict[str, Invariant] = {}
-
-
-def invariant(
-    name: str, meaning: str
-) -> Callable[[Callable[[LogView, Tally], None]], Callable[[LogView, Tally], None]]:
-    """Register an invariant check under ``name``."""
-
-    def register(fn: Callable[[LogView, Tally], None]) -> Callable[[LogView, Tally], None]:
-        if name in INVARIANTS:
-            raise ValueError(f"invariant {name} registered twice")
-        INVARIANTS[name] = Invariant(name, meaning, fn)
-        return fn
-
-    return register
-
-
-@dataclass(frozen=True, slots=True)
-class CheckReport:
-    """Every invariant's tally for one directory."""
-
-    directory: str
-    tallies: dict[str, Tally]
-
-    @property
-    def violations(self) -> int:
-        """How many violations were found in all."""
-        return sum(t.violations for t in self.tallies.values())
-
-    @property
-    def ok(self) -> bool:
-        """Whether no invariant was violated."""
-        return self.violations == 0
-
-    def problems(self) -> list[str]:
-        """``invariant: explanation`` for every recorded violation."""
-        return [f"{n}: {e}" for n, t in self.tallies.items() for e in t.examples]
-
-
-def check_view(
-    view: LogView, only: tuple[str, ...] | None = None, *, skip: tuple[str, ...] = ()
-) -> CheckReport:
-    """Run the invariants (all, or ``only``, minus ``skip``) over an open view."""
-    from . import work_invariants  # noqa: F401  (registers the WorkItem invariants)
-
-    tallies: dict[str, Tally] = {}
-    for name, inv in INVARIANTS.items():
-        if (only is not None and name not in only) or name in skip:
-            continue
-        tally = tallies[name] = Tally()
-        try:
-            inv.check(view, tally)
-        except Exception as exc:  # a checker that cannot read the log has found a problem
-            tally.check(False, f"the check could not complete: {type(exc).__name__}: {exc}")
-    return CheckReport(str(view.directory), tallies)
-
-
-def check_directory(
-    directory: Path | str, *, acks: Path | None = None, only: tuple[str, ...] | None = None
-) -> CheckReport:
-    """Open ``directory`` read-only and run the invariants over it. A directory whose log
-    cannot even be opened fails the first check, ``log_opens``; one that another process holds
-    open for writing raises ``StoreLockedError`` (that says nothing about the log)."""
-    opens = Tally()
-    try:
-        view = open_log_view(directory, acks=acks)
-    except StoreLockedError:
-        raise
-    except Exception as exc:
-        opens.check(False, f"{directory}: the log cannot be opened: {type(exc).__name__}: {exc}")
-        return CheckReport(str(directory), {"log_opens": opens})
-    opens.check(True, "")
-    try:
-        report = check_view(view, only)
-    finally:
-        view.close()
-    return CheckReport(report.directory, {"log_opens": opens, **report.tallies})
-
+from .logdir import LogView
+from .registry import Tally, invariant
+from .work_invariants import lease_intervals
 
 # ---------------------------------------------------------------------- the log itself
 
@@ -287,7 +173,6 @@ def _rejections(view: LogView, tally: Tally) -> None:
 def _external(view: LogView, tally: Tally) -> None:
     if view.external_calls is None:
         return
-    from .work_invariants import lease_intervals
 
     intervals = lease_intervals(view)
     done: dict[str, int] = {}

@@ -28,10 +28,11 @@ from ..drivers.clock import timestamp
 from ..drivers.mission_file import load as load_mission_file
 from ..drivers.sandbox import Sandbox
 from ..protocol.jsontext import parse_strict
+from .checker import check_directory
 from .delivery_faults import delivery_config
 from .forgery import FORGED, STALE, Forger
-from .invariants import INVARIANTS, Tally, check_directory
 from .logdir import EXTERNAL_FILE
+from .registry import INVARIANTS, Tally
 from .schedule import FAULT_KINDS, FILE_KINDS, Fault, Schedule, make_schedule
 
 TRIAL_CHECKS = {

@@ -11,8 +11,8 @@ from typing import Any
 from ..authority.offline import BOUNDED_OFFLINE, MAX_GRACE_US
 from ..protocol.tables import IN_STATE_ACTIONS, WORK_ITEM_TABLE, WorkItemAction, WorkItemState
 from ..protocol.tables import WorkTransition as T
-from .invariants import Tally, invariant
 from .logdir import LogView
+from .registry import Tally, invariant
 from .tracker import USAGE, Tracker, classify, micros, work_item_of
 
 W = WorkItemState

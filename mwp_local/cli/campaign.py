@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mwp_local.campaign.invariants import check_directory
 from mwp_local.campaign.runner import TrialResult, meanings, run_campaign
 from mwp_local.campaign.schedule import FAULT_KINDS
 
+from ..campaign.checker import check_directory
 from ..drivers.mission_file import MissionFileError
 from ..drivers.mission_file import load as load_mission_file
 from ._common import fail, sandbox_directory

@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..agents.base import Intent, Policy
+from ..agents.base import Policy
 from ..agents.cast import cast_policies, wrap_worker
 from ..agents.naming import mission_id
 from ..agents.runtime import AgentRuntime
@@ -52,7 +52,6 @@ from ..agents.specs import AgentSpec, MissionFile
 from ..agents.worker.core import WorkerPolicy
 from ..agents.worker.execution import WorkFunction
 from ..authority import Accepted, AuthorityConfig
-from ..authority.pipeline import Outcome
 from ..authority.tokens import CapabilityToken
 from ..protocol.errors import ProtocolError
 from ..protocol.ids import derived_uuid
@@ -72,6 +71,7 @@ from .mission_file import load as load_mission_file
 from .reports import RestartReport as RestartReport
 from .reports import RunSummary as RunSummary
 from .reports import StepReport as StepReport
+from .step import StepDriver
 
 _TERMINAL = (MissionState.APPROVED, MissionState.CANCELLED, MissionState.FAILED)
 
@@ -141,9 +141,19 @@ class Sandbox:
             self.delivery = BusDriver(self.log.org, self.spec.delivery, seed=self.seed)
             for runtime in self.runtimes:
                 self.delivery.attach(runtime, self.clock.now_us())
+        #: Step mode: one seeded action at a time on the virtual clock.
+        self.driver = StepDriver(
+            self.log,
+            self.runtimes,
+            self.clock,
+            self.rng,
+            finished=self.finished,
+            deliver=self.deliver,
+            serve=self.serve,
+            store_blobs=self._store_blobs,
+            delivery=self.delivery,
+        )
         self.deliver([parse_strict(e.document) for e in self.log.store.events()])
-        self.steps = 0
-        self.history: list[StepReport] = []
         self._wall = 0.0
         self._write_behind = False
 
@@ -160,11 +170,18 @@ class Sandbox:
         runtimes = []
         for name, policy in policies.items():
             agent = next((a for a in self.spec.agents if a.name == name), None)
-            if agent is not None and isinstance(policy, WorkerPolicy):
+            if agent is not None and self.is_worker(name):
                 runtimes.append(self._worker_runtime(agent, policy=policy))
             else:
                 runtimes.append(AgentRuntime(org, org.get(name), policy))
         return sorted(runtimes, key=lambda r: r.member.id)
+
+    def is_worker(self, name: str) -> bool:
+        """Whether ``name`` is an Agent of the mission file that works rather than coordinates
+        (the Workers keep local files and can be restarted)."""
+        return any(a.name == name for a in self.spec.agents) and (
+            name not in self.spec.coordinator_names()
+        )
 
     def _worker_policy(self, agent: AgentSpec, incarnation: int = 0) -> WorkerPolicy:
         """A fresh Worker policy for ``agent`` (its generator seeded per incarnation)."""
@@ -232,8 +249,6 @@ class Sandbox:
         """Serve one Worker's slots: hand out the capability tokens they ask for (issued by the
         Group's Authorization Service) and perform their external operations."""
         policy = runtime.policy
-        if not isinstance(policy, WorkerPolicy):
-            return
         for request in policy.token_requests(now_us):
             try:
                 token = self.log.capability_token(
@@ -261,10 +276,6 @@ class Sandbox:
             (m := state.missions.get(mission_id(spec.id))) is not None and m.state in _TERMINAL
             for spec in self.spec.missions
         )
-
-    def _tick(self) -> None:
-        for outcome in self.log.tick(timestamp(self.clock.now_us())):
-            self.deliver(list(outcome.event_documents))
 
     def step(self) -> StepReport | None:
         """Perform one agent action (advancing virtual time as needed), durably unless inside
@@ -301,104 +312,9 @@ class Sandbox:
     def _step(self) -> StepReport | None:
         started = time.perf_counter()
         try:
-            while not self.finished():
-                now = self.clock.now_us()
-                if self.delivery is not None:
-                    outage = self.delivery.outage(now)
-                    if outage is not None:  # nobody reaches the Group service
-                        if all(o.outage is not outage for o in self.delivery.outages):
-                            self.delivery.go_offline(self.runtimes, outage)
-                        self.clock.advance_to(outage.until_us)
-                        continue
-                self._tick()
-                if self.delivery is not None:
-                    self.delivery.pump(now)
-                    if self.delivery.reconcile:  # reconcile before anything else (§11.5)
-                        buffered = self.delivery.reconcile.pop(0)
-                        return self._perform(self.runtime(buffered.agent), buffered.intent, now)
-                for runtime in self.runtimes:
-                    self.serve(runtime, now)
-                ready = [(r, i) for r in self.runtimes if (i := r.intents(now))]
-                if ready:
-                    runtime, intents = ready[self.rng.randrange(len(ready))]
-                    return self._perform(runtime, intents[0], now)
-                wakeups = [w for r in self.runtimes if (w := r.next_wakeup(now)) is not None]
-                wakeups += [e for e in self.log.state.active_leases.values() if e > now]
-                if self.delivery is not None:
-                    wakeups += [w for w in (self.delivery.next_wakeup(now),) if w is not None]
-                future = [w for w in wakeups if w > now]
-                if not future:
-                    return None
-                self.clock.advance_to(min(future))
-            return None
+            return self.driver.step()
         finally:
             self._wall += time.perf_counter() - started
-
-    def _perform(self, runtime: AgentRuntime, intent: Intent, now: int) -> StepReport:
-        at = format_utc(now)
-        before = self._aggregate_of(intent)
-        if intent.blobs:
-            self._store_blobs(intent.blobs)
-        data = runtime.command(intent, at)
-        outcome = self.log.submit(data, timestamp(now))
-        if isinstance(outcome, Accepted):
-            self.deliver(list(outcome.event_documents))
-        runtime.outcome(intent, outcome, now)
-        self.steps += 1
-        report = self._report(runtime, intent, data, outcome, at, before)
-        self.history.append(report)
-        return report
-
-    def _aggregate_of(self, intent: Intent) -> dict[str, Any]:
-        state = self.log.state
-        wid = intent.payload.get("workItemId")
-        if isinstance(wid, str) and wid in state.work_items:
-            item = state.work_items[wid]
-            return {
-                "workItem": wid,
-                "state": str(item.state),
-                "revision": item.revision,
-                "owner": item.owner["agentId"] if item.owner else None,
-                "ownershipEpoch": item.ownership_epoch,
-                "executionLease": item.execution_lease_id,
-            }
-        if intent.group in state.groups:
-            mission = state.missions[state.groups[intent.group].mission_id]
-            return {
-                "mission": mission.mission_id,
-                "state": str(mission.state),
-                "revision": mission.revision,
-            }
-        return {}
-
-    def _report(
-        self,
-        runtime: AgentRuntime,
-        intent: Intent,
-        data: bytes,
-        outcome: Outcome,
-        at: str,
-        before: dict[str, Any],
-    ) -> StepReport:
-        common = {
-            "number": self.steps,
-            "at": at,
-            "agent": runtime.name,
-            "kind": intent.kind,
-            "why": intent.why,
-            "command": parse_strict(data),
-            "before": before,
-            "after": self._aggregate_of(intent),
-        }
-        if isinstance(outcome, Accepted):
-            return StepReport(accepted=True, events=tuple(outcome.event_documents), **common)
-        return StepReport(
-            accepted=False,
-            code=outcome.error.code.value,
-            explanation=outcome.error.explanation,
-            rule=outcome.error.rule,
-            **common,
-        )
 
     def run(
         self,
@@ -444,7 +360,7 @@ class Sandbox:
             with self.write_behind():
                 runner.run(timeout_s)
         finally:
-            self.steps += runner.actions
+            self.driver.steps += runner.actions
             self.clock.advance_to(clock.now_us())
             self._wall += time.perf_counter() - started
         return self.summary()
@@ -454,6 +370,16 @@ class Sandbox:
         virtual clock moves on): afterwards every agent has seen every Event."""
         if self.delivery is not None:
             self.clock.advance_to(self.delivery.settle(self.clock.now_us()))
+
+    @property
+    def steps(self) -> int:
+        """Agent actions performed so far (both modes)."""
+        return self.driver.steps
+
+    @property
+    def history(self) -> list[StepReport]:
+        """The report of every step taken in step mode."""
+        return self.driver.history
 
     # ------------------------------------------------------------------ reading
 
@@ -507,7 +433,7 @@ class Sandbox:
         """
         index, old = next((i, r) for i, r in enumerate(self.runtimes) if r.name == name)
         spec = next((a for a in self.spec.agents if a.name == name), None)
-        if spec is None or not isinstance(old.policy, WorkerPolicy):
+        if spec is None or not self.is_worker(name):
             raise ValueError(f"{name} is not a Worker of this mission file")
         before = old.work_queues()
         old.close(flush=False)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import bisect
 import itertools
 
-from ..agents.inbox import Inbox
 from ..protocol.errors import ProtocolError
 from ..protocol.hashing import sha256_id
+from ..protocol.inbox import Inbox
 from ..protocol.jcs import canonicalize
-from .checks import Verdict, check, verdict
-from .evidence import Evidence
+from .evidence import Evidence, signature_ok
+from .registry import Verdict, check, verdict
 
 S = "delivery"
 CONTEXT_PACKAGE_SCHEMA = "urn:mwp-local:schema:context-package"
@@ -231,7 +231,6 @@ def context_package_in_its_group(ev: Evidence) -> Verdict:
     S,
 )
 def signed_context_package_late_reviewer(ev: Evidence) -> Verdict:
-    from .checks_fences import signature_ok
 
     for m in ev.of("message.posted"):
         mentions = {x["id"] for x in m["payload"]["message"].get("mentions", [])}

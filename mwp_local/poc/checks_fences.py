@@ -5,24 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
-from ..campaign.invariants import check_view
-from ..protocol.errors import ProtocolError
-from ..protocol.signing import profile_for, verify_parsed
-from .checks import Verdict, check, verdict
-from .evidence import Evidence, micros
+from ..campaign.checker import check_view
+from .evidence import Evidence, micros, signature_ok
+from .registry import Verdict, check, verdict
 
 S = "fences"
-
-
-def signature_ok(ev: Evidence, doc: dict[str, Any], profile: str = "command") -> bool:
-    """Whether ``doc`` verifies (six stages of §6.4) against the log's Registry."""
-    try:
-        verify_parsed(profile_for(profile), doc, ev.registry)
-    except ProtocolError:
-        return False
-    return True
 
 
 def _probe_rejected(ev: Evidence, name: str, *codes: str) -> Verdict:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..authority.offline import BOUNDED_OFFLINE, MAX_GRACE_US
-from .checks import Verdict, check, verdict
 from .evidence import Evidence, micros
+from .registry import Verdict, check, verdict
 
 S = "offline"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .checks import Verdict, check, verdict
-from .evidence import Evidence
+from .evidence import Evidence, signature_ok
+from .registry import Verdict, check, verdict
 
 S = "review"
 #: The stages of §13.2, in order.
@@ -86,7 +86,6 @@ def verification_before_approval(ev: Evidence) -> Verdict:
     S,
 )
 def exact_signed_human_approvals(ev: Evidence) -> Verdict:
-    from .checks_fences import signature_ok
 
     ok_n, bad = 0, []
     for a in ev.of("mission.approved"):
@@ -144,7 +143,6 @@ def one_change_request_cycle(ev: Evidence) -> Verdict:
 
 @check("signed_change_request", "the change request is a signed human Command", S)
 def signed_change_request(ev: Evidence) -> Verdict:
-    from .checks_fences import signature_ok
 
     crs = ev.of("mission.changes_requested")
     good = [

@@ -10,8 +10,8 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
-from .checks import Verdict, check, verdict
-from .evidence import Evidence, micros
+from .evidence import Evidence, micros, signature_ok
+from .registry import Verdict, check, verdict
 
 S = "run"
 STAGES = {
@@ -49,7 +49,6 @@ def concurrent_roots(ev: Evidence) -> Verdict:
 
 @check("signed_root_creation", "each root Mission was created by a signed human Command", S)
 def signed_root_creation(ev: Evidence) -> Verdict:
-    from .checks_fences import signature_ok
 
     bad = []
     for e in ev.roots:

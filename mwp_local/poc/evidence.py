@@ -22,6 +22,7 @@ import orjson
 from ..campaign.logdir import LogView, open_log_view
 from ..delivery.snapshots import SnapshotBundle, verify_snapshot
 from ..protocol.errors import ProtocolError
+from ..protocol.signing import profile_for, verify_parsed
 from ..protocol.timestamps import parse_timestamp
 from ..store.views import sql as run_sql
 from .scenario import POC_DIR
@@ -285,3 +286,12 @@ class Evidence:
 
 
 __all__ = ["Evidence", "micros"]
+
+
+def signature_ok(ev: Evidence, doc: dict[str, Any], profile: str = "command") -> bool:
+    """Whether ``doc`` verifies (six stages of §6.4) against the log's Registry."""
+    try:
+        verify_parsed(profile_for(profile), doc, ev.registry)
+    except ProtocolError:
+        return False
+    return True

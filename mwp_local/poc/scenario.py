@@ -48,6 +48,7 @@ from ..agents.specs import MissionFile
 from ..drivers.bus import BusDriver
 from ..drivers.mission_file import load as load_mission_file
 from ..drivers.sandbox import Sandbox
+from .probes import run_probes, step_probes
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_missions" / "poc.toml"
 POC_DIR = "poc"
@@ -249,8 +250,6 @@ def run_scenario(
     In both modes the first ``STEP_PREFIX_S`` virtual seconds run step by step (the shared Worker
     is restarted ``RESTART_AFTER_S`` in); the rest runs in ``mode``.
     """
-    from .probes import run_probes, step_probes
-
     started = time.perf_counter()
     directory = Path(directory)
     spec = load_mission_file(mission)

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..agents.inbox import ORG
 from ..authority.state import AuthorityState
+from ..protocol.inbox import ORG
 from ..protocol.tables import WorkItemState
 
 #: The WorkItem states in which an owned item sits in its owner's per-Group work queue.

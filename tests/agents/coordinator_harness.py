@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mwp_local.agents.base import Intent
+from mwp_local.agents.base import Intent, unwrap
 from mwp_local.agents.coordinator.core import CoordinatorPolicy
 from mwp_local.agents.naming import mission_id, work_item_id
 from mwp_local.agents.runtime import AgentRuntime
@@ -41,7 +41,7 @@ _FAST = {"worker_files": False} if "worker_files" in inspect.signature(Sandbox).
 def without_content(sandbox: Sandbox) -> Sandbox:
     """Give every Coordinator a policy with no content source (its reviews cannot re-hash)."""
     for runtime in sandbox.runtimes:
-        if isinstance(runtime.policy, CoordinatorPolicy):
+        if isinstance(unwrap(runtime.policy), CoordinatorPolicy):
             missions = sandbox.spec.coordinated_by(runtime.name)
             runtime.policy = CoordinatorPolicy(missions, sandbox.spec.start_us, content=None)
     return sandbox

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from mwp_local.agents.base import unwrap
 from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.protocol.tables import WorkItemState
 
@@ -23,7 +24,7 @@ def test_a_block_releases_the_slot_and_unblocked_work_returns_to_its_group_queue
         world.offer(wid)
     runtime = worker(world, max_concurrency=1, queue_capacity=4)
     act(world, runtime, ("work.accept_offer", "work.start"))
-    policy = runtime.policy
+    policy = unwrap(runtime.policy)
     assert isinstance(policy, WorkerPolicy)
     [running] = policy.slots.values()
     first, second = running.work_item_id, ({A, B} - {running.work_item_id}).pop()
@@ -67,7 +68,7 @@ def test_blocked_work_does_not_re_enter_the_queue_before_it_is_unblocked() -> No
     world.offer(A)
     runtime = worker(world, max_concurrency=1)
     act(world, runtime, ("work.accept_offer", "work.start"))
-    policy = runtime.policy
+    policy = unwrap(runtime.policy)
     assert isinstance(policy, WorkerPolicy)
     policy.slots[A].block_at_us = world.now_us
     act(world, runtime, ("work.block",))

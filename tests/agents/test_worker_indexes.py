@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mwp_local.agents.base import unwrap
 from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.tables import WorkItemState
@@ -21,7 +22,7 @@ def _check(sandbox: Sandbox) -> int:
     """Compare every Worker's indexes with a scan of its replica; return how many Workers."""
     workers = 0
     for runtime in sandbox.runtimes:
-        policy = runtime.policy
+        policy = unwrap(runtime.policy)
         if not isinstance(policy, WorkerPolicy):
             continue
         workers += 1
@@ -52,7 +53,9 @@ def test_the_indexes_match_a_scan_at_every_step_and_after_a_restart(
         steps += 1
         assert _check(sandbox)
         if steps == 60:
-            name = next(r.name for r in sandbox.runtimes if isinstance(r.policy, WorkerPolicy))
+            name = next(
+                r.name for r in sandbox.runtimes if isinstance(unwrap(r.policy), WorkerPolicy)
+            )
             sandbox.restart_agent(name, delete_local_file=delete_local_file)
             assert _check(sandbox)
     assert steps > 60

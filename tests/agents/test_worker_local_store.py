@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.inbox import ORG
 from mwp_local.agents.runtime import AgentRuntime
+from mwp_local.protocol.inbox import ORG
 from mwp_local.store.agent_store import (
     DuckDBLocalStore,
     InboxRow,

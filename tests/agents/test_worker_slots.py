@@ -9,6 +9,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
+from mwp_local.agents.base import unwrap
 from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.agents.worker.slots import attempt_key
@@ -50,7 +51,7 @@ def _two_slots() -> tuple[World, AgentRuntime, WorkerPolicy]:
         )
     runtime = worker(world)
     act(world, runtime)
-    policy = runtime.policy
+    policy = unwrap(runtime.policy)
     assert isinstance(policy, WorkerPolicy)
     assert {s.work_item_id for s in policy.slots.values()} == {WID, WID2}
     return world, runtime, policy
@@ -58,7 +59,7 @@ def _two_slots() -> tuple[World, AgentRuntime, WorkerPolicy]:
 
 def _serve(world: World, runtime: AgentRuntime, external: ExternalSystem | None = None) -> None:
     """What the driver does between actions: tokens from the service, external operations."""
-    policy = runtime.policy
+    policy = unwrap(runtime.policy)
     assert isinstance(policy, WorkerPolicy)
     for request in policy.token_requests(world.now_us):
         token = SERVICE.issue(
@@ -183,7 +184,7 @@ def test_the_slots_are_bounded_by_the_declared_maximum_concurrency() -> None:
         world.offer(f"{WID}-{n}")
     runtime = worker(world, max_concurrency=2, queue_capacity=5)
     act(world, runtime)
-    policy = runtime.policy
+    policy = unwrap(runtime.policy)
     assert isinstance(policy, WorkerPolicy)
     assert len(policy.slots) == 2 and {s.slot_id for s in policy.slots.values()} == {
         "slot-0",

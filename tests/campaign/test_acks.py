@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mwp_local.campaign.acks import parse_acks
-from mwp_local.campaign.invariants import check_directory
+from mwp_local.campaign.checker import check_directory
 from mwp_local.cli import main as cli
 
 REPO = Path(__file__).resolve().parents[2]

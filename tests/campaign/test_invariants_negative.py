@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from mwp_local.authority.records import RejectionRecord
-from mwp_local.campaign.invariants import check_directory
+from mwp_local.campaign.checker import check_directory
 from mwp_local.campaign.logdir import ACKS_FILE, EXTERNAL_FILE
 from mwp_local.cli import main as cli
 from mwp_local.drivers.sandbox import Sandbox

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from mwp_local.campaign.acks import parse_acks
-from mwp_local.campaign.invariants import check_directory
+from mwp_local.campaign.checker import check_directory
 from mwp_local.cli import main as cli
 from mwp_local.store.sandbox_dir import open_directory
 

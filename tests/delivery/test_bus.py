@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from mwp_local.agents.base import Intent, View
+from mwp_local.agents.base import BasePolicy
 from mwp_local.agents.bus_client import BusClient
 from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.authority.organization import Organization
-from mwp_local.authority.pipeline import Outcome
 from mwp_local.delivery import frames
 from mwp_local.delivery.bus import DeliveryBus
 from mwp_local.delivery.config import DeliveryConfig, Window
@@ -32,17 +31,8 @@ T0 = 1_784_106_000_000_000  # 2026-07-15T09:00:00Z
 SECOND = 1_000_000
 
 
-class Idle:
+class Idle(BasePolicy):
     """A policy that only listens."""
-
-    def decide(self, view: View, now_us: int) -> list[Intent]:
-        return []
-
-    def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
-        return None
-
-    def next_wakeup(self, view: View, now_us: int) -> int | None:
-        return None
 
 
 @dataclass

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mwp_local.agents.base import unwrap
 from mwp_local.agents.specs import MissionFile
 from mwp_local.drivers.mission_file import load
 from mwp_local.drivers.sandbox import Sandbox, StepReport
@@ -105,7 +106,7 @@ def test_worker_restarts_under_faults_keep_effects_once_per_epoch(tmp_path: Path
     restarted = []
 
     def restart(sb: Sandbox) -> bool:
-        busy = [r for r in sb.runtimes if getattr(r.policy, "slots", None)]
+        busy = [r for r in sb.runtimes if getattr(unwrap(r.policy), "slots", None)]
         if busy and len(restarted) < 3 and sb.steps % 7 == 0:
             name = busy[0].name
             report = sb.restart_agent(name, delete_local_file=len(restarted) == 1)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from mwp_local.agents.base import unwrap
 from mwp_local.agents.naming import group_id
 from mwp_local.agents.scheduler.core import SchedulerConfig
 from mwp_local.agents.worker.core import WorkerPolicy
@@ -71,7 +72,7 @@ def _contended_service(sandbox: Sandbox) -> dict[str, int]:
     groups = {group_id(g): g for g in WEIGHTS}
     served = dict.fromkeys(WEIGHTS, 0)
     for name in ("w1", "w2"):
-        policy = sandbox.runtime(name).policy
+        policy = unwrap(sandbox.runtime(name).policy)
         assert isinstance(policy, WorkerPolicy)
         for ready, by_group in policy.service.items():
             if set(groups) <= set(ready):

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mwp_local.agents.base import unwrap
 from mwp_local.agents.scheduler.core import (
     Decision,
     PreemptionPolicy,
@@ -48,7 +49,7 @@ def _sandbox(tmp_path: Path, **options: Any) -> Sandbox:
 
 
 def _requests(sandbox: Sandbox) -> list[tuple[int, str, bool]]:
-    policy = sandbox.runtime("w").policy
+    policy = unwrap(sandbox.runtime("w").policy)
     assert isinstance(policy, WorkerPolicy) and isinstance(policy.scheduler, _RecordingScheduler)
     return policy.scheduler.seen
 
@@ -102,7 +103,7 @@ def test_a_high_priority_arrival_preempts_cooperatively_in_the_five_steps(tmp_pa
     # 5. the paused item re-entered its Group queue and resumes later, from its checkpoint
     resumed = of_item(sandbox, LONG, "work.started")[1]
     assert log.index(resumed) > log.index(urgent_start)
-    policy = sandbox.runtime("w").policy
+    policy = unwrap(sandbox.runtime("w").policy)
     assert isinstance(policy, WorkerPolicy)
     assert policy.slots[LONG].done_before_us == point["completedUs"]
     sandbox.close()

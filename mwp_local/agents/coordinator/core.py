@@ -43,7 +43,7 @@ from ...artifacts.checks import CheckRegistry, ContentSource
 from ...authority.model import MissionRecord, OfferRecord, WorkItemRecord
 from ...authority.pipeline import Outcome
 from ...protocol.tables import MissionState, WorkItemState
-from ..base import Intent, View
+from ..base import BasePolicy, Intent, View
 from ..dag import accepted_states
 from ..naming import agent_id, group_id, mission_id, short
 from ..specs import MissionSpec
@@ -101,7 +101,7 @@ class _Decision:
 
 
 @dataclass
-class CoordinatorPolicy:
+class CoordinatorPolicy(BasePolicy):
     """Coordinates the Missions whose mission-file entries name it (or as their standby)."""
 
     missions: list[MissionSpec]

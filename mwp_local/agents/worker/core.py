@@ -25,7 +25,7 @@ from ...authority.pipeline import Outcome
 from ...authority.tokens import CapabilityToken
 from ...protocol.tables import WorkItemState
 from ...protocol.timestamps import parse_timestamp
-from ..base import Intent, View
+from ..base import BasePolicy, Intent, View
 from ..naming import short
 from ..scheduler.core import Scheduler
 from ..scheduler.model import (
@@ -59,7 +59,7 @@ __all__ = ["DECLINE_SCHEMA", "LEASE_SECONDS", "SETUP_US", "Execution", "WorkerPo
 
 
 @dataclass
-class WorkerPolicy:
+class WorkerPolicy(BasePolicy):
     """A Worker's decisions; ``rng`` is seeded per Worker by the driver."""
 
     capabilities: dict[str, str]

@@ -23,7 +23,7 @@ from ...authority.offline import BOUNDED_OFFLINE, MAX_GRACE_US
 from ...delivery.config import Window
 from ...protocol.jsontext import parse_strict
 from ...protocol.timestamps import format_utc
-from ..base import Intent
+from ..base import Intent, unwrap
 from ..runtime import AgentRuntime
 from .execution import checkpoint_of
 
@@ -63,7 +63,7 @@ def extension(binding: dict[str, Any]) -> dict[str, Any]:
 def go_offline(runtime: AgentRuntime, outage: Window) -> tuple[list[Buffered], list[Stopped]]:
     """What ``runtime``'s Worker does through ``outage``: buffer progress of its already-active
     reversible work up to the grace deadline; stop everything else."""
-    slots = getattr(runtime.policy, "slots", None)
+    slots = getattr(unwrap(runtime.policy), "slots", None)
     if not isinstance(slots, dict):
         return [], []
     state = runtime.replica
