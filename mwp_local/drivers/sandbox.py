@@ -15,18 +15,9 @@ external system (``self.external``); neither counts as a step. ``restart_agent``
 Worker's runtime by one rebuilt from its file, or by replay of the Group log if the file is gone,
 and has the control plane open a new Session for it (§6.3, §11.3).
 
-Durability. ``step()`` returns only once its action is durable: the Command's outcome is in the
-log file and each Worker's local file holds what it was told. ``run()`` (and any loop inside
-``with sandbox.write_behind():``) acknowledges each Command as soon as the Authority decided it
-and writes the log in one transaction every 256 actions, before any read of the log (SQL, views,
-exports), and when it returns; Workers' local files follow the log, never ahead of it. A crash
-inside ``run()`` therefore loses up to the last 256 actions and leaves a consistent prefix. This
-holds in threads mode too, where the agents' threads stage into the same tail; with write-behind
-turned off (``log.allow_write_behind = False``, as ``--print-acks`` does) every Command is
-durable before it is acknowledged, concurrent Commands sharing one transaction (group commit).
-Artifact content a Worker delivers is stored in ``DIR/blobs`` before its Command is submitted;
-inside write-behind the blob's fsyncs are deferred and done just before the log write that makes
-that Command durable (``BlobStore.sync`` as the store's ``before_write``), never after it.
+Durability: ``step()`` returns once its action is durable; ``run()`` and ``write_behind()``
+acknowledge first and write the log in batches; Workers' files are never durable ahead of the
+log, Artifact blobs never behind it. What is on disk when: ``docs/durability.md``.
 
 With a ``[delivery]`` table every committed Event reaches the agents through the delivery bus in
 both modes (``delivery.driver.BusDriver``): step mode runs its rounds between actions, threads

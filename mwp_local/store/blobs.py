@@ -16,15 +16,10 @@ is fsynced and then renamed onto its content address; the index entry follows th
 same content always lands at the same path with the same bytes, so repeating a ``put`` (or two
 writers racing) is harmless, and a crash leaves at most a stray temporary file.
 
-``put(..., defer_sync=True)`` is for a writer that makes the log entries naming the content durable
-only later anyway (the Sandbox inside write-behind): the new files are renamed into place unsynced
-and remembered, and ``sync()`` fsyncs them and their directories in one go (several fsyncs at a
-time, which share the file system's journal commits); the Sandbox has the Group log call it
-before every write of the log, so a blob is never less durable than a log entry naming it. Until
-then a crash may leave such a blob or index entry missing or truncated: reads
-refuse it (below) and putting the content again repairs it. A deferred ``put`` never leaves
-unsynced bytes in place of an existing file (which a durable log entry may already name): such a
-replacement is synced first, as without ``defer_sync``.
+``put(..., defer_sync=True)`` renames new files into place unsynced and remembers them;
+``sync()`` fsyncs them and their directories, several at a time. A deferred ``put`` never leaves
+unsynced bytes in place of an existing file. Who defers and why a blob is never less durable than
+a log entry naming it: ``docs/durability.md``.
 
 Every read verifies BOTH digests and the size against the index before anything is handed on
 (``get``, ``copy_to``, ``verify``); the streaming ``open`` checks before it returns the final

@@ -24,9 +24,9 @@ touches and inserts the upserted rows, and commits. On any failure the transacti
 and the in-memory head is untouched. Commits are serialized by a lock (one writer); every read
 runs on its own ``cursor()``, so reads from other threads see whole batches only.
 
-``before_write``, when set, is called before each commit and each flush of staged batches
-(whatever triggered it), and its failure fails that write: the Sandbox makes the Artifact blobs
-it stored unsynced durable there, so a durable log entry never names content that is not.
+``before_write``, when set, runs before every write of log rows (a commit or a flush of staged
+batches) and its failure fails that write; the Sandbox syncs deferred Artifact blobs there
+(``docs/durability.md``).
 """
 
 from __future__ import annotations
@@ -207,14 +207,11 @@ class DuckDBLogStore:
 
     def stage(self, batch: Batch) -> None:
         """Write-behind: check the batch exactly as ``commit`` would (a bad batch raises here and
-        changes nothing), then queue it for the next ``flush`` instead of writing it now.
+        changes nothing), then queue it instead of writing it now.
 
-        The queue is written in one transaction by ``flush``, by the next ``commit``, before any
-        read (so whoever staged always reads its own writes), on ``close``, and as soon as
-        ``max_staged`` batches wait. Until then a crash loses the queued batches, and the file
-        keeps the consistent prefix committed before them: staging is for a driver that chooses
-        to acknowledge before durability (the Sandbox's ``run()``), never for a Command whose
-        sender was promised durability.
+        The queue is written in one transaction by ``flush``, the next ``commit``, any read,
+        ``close``, and as soon as ``max_staged`` batches (not Commands) wait. Only for a driver
+        that acknowledges before durability; what a crash loses: ``docs/durability.md``.
         """
         check_batch_types(batch)
         with self._write_lock:

@@ -1,18 +1,9 @@
 """The Group Authority bound to a log store: decide, then commit, then acknowledge.
 
-``GroupLog`` is the one adapter between the pure ``Authority`` and a ``LogStore``. Every outcome
-(Events, receipt, rejection, projection rows) is committed in a store transaction before it is
-acknowledged: ``submit`` returns once its Command is durable, ``submit_many`` once all of its
-Commands are. Commits are grouped across threads: while one thread commits, the others keep
-deciding, and the next commit takes everything decided meanwhile in one transaction (``tick``,
-which lets timers fire, joins the same groups). If a commit fails, the in-memory state is rolled
-back to what the log holds and the Commands decided on top of it are refused too.
-
-``write_behind()`` is the one exception, for a driver that chooses it (the Sandbox's ``run()``,
-in step and threads mode): inside it, outcomes are checked and *staged* by the store and
-acknowledged at once, and the store writes them in one transaction every ``max_staged`` batches,
-before any read, on ``flush()``, and when the block ends. A crash inside the block loses the
-staged tail; the file always holds a consistent prefix of the log.
+``GroupLog`` is the one adapter between the pure ``Authority`` and a ``LogStore``: it decides each
+Command and has the store commit its outcome (Events, receipt or rejection, projection rows) in
+one transaction, grouping commits across threads, or, inside ``write_behind()``, stage it. What
+is durable when, and what a failed commit rolls back: ``docs/durability.md``.
 
 Opening a GroupLog rebuilds the Authority's state by replaying the log through ``evolve`` (which
 re-checks the state tables), so the log is the only truth. Replay trusts the log's signatures
@@ -155,9 +146,9 @@ class GroupLog:
 
     @contextmanager
     def write_behind(self) -> Iterator[None]:
-        """Inside the block, acknowledge outcomes before they are durable (see the module
-        docstring); on leaving it, write everything staged. Nests. A no-op when
-        ``allow_write_behind`` is False (someone promised durability at acknowledgement)."""
+        """Inside the block, acknowledge outcomes before they are durable (``docs/durability.md``);
+        on leaving it, write everything staged. Nests. A no-op when ``allow_write_behind`` is
+        False (someone promised durability at acknowledgement)."""
         if not self.allow_write_behind:
             yield
             return
@@ -213,12 +204,10 @@ class GroupLog:
     def _make_durable(self, group: _Group) -> None:
         """Return once ``group`` is committed; raise if its commit failed.
 
-        Group commit across threads: one thread at a time commits, taking every outcome decided
-        so far (its own group, sealed under the decide lock together with the projection rows
-        of exactly those decisions); the others keep deciding into the next group meanwhile,
-        and whoever finds their group already committed returns at once. If a commit fails,
-        the state is rolled back to the log: the failed group *and* the one decided on top of
-        it are refused, so nothing acknowledged was built on what was lost.
+        One thread at a time commits, sealing the open group under the decide lock with the
+        projection rows of exactly its decisions; whoever finds their group already committed
+        returns at once. On failure the failed group and the one decided on top of it are
+        refused (``docs/durability.md``).
         """
         with self._commit_lock:
             if group.error is not None:

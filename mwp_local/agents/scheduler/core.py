@@ -7,100 +7,11 @@ pure: no I/O, no clock reads, no threads, no randomness. The Worker tells it wha
 never Mission content (MWP-WRK-028). Its bookkeeping is a projection: deleting it and
 re-enqueueing the Worker's queues rebuilds it (fairness history restarts at zero).
 
-Across Groups: weighted virtual time with a bounded lead
---------------------------------------------------------
-Every Group ``g`` has a weight ``w_g > 0`` and an optional quota ``q_g`` (both from the Worker's
-``SchedulerConfig``, never from a Coordinator), a pass ``p_g`` (its virtual time, in
-service-microseconds per unit weight) and a service debt ``d_g``. ``V`` is the global virtual
-time. Let ``C_min``/``C_max`` be ``min_charge_us``/``max_charge_us`` and ``L_max`` be
-``max_lead_us``. In each call of ``decide``:
-
-1. A Group is *ready* if it has an eligible item (risk gate open, resources available) and fewer
-   than ``q_g`` occupied slots. A Group that is ready now but was not ready at the end of the
-   previous round is lifted: ``p_g := max(p_g, V)`` (idle time earns no credit).
-2. Each free slot goes to the ready Group with the smallest key ``k_g = p_g - lead_g`` (ties:
-   smaller ``p_g``, earlier-enqueued head item, Group ID), where, for the Group's head item,
-   ``lead_g = min(L_max, class_lead_us * min(class, max_priority_class)
-   + deadline_lead_us * pressure)`` and ``pressure`` is defined below. Requested urgency is not in
-   the key: a Coordinator cannot move its Group ahead of others with it (MWP-WRK-009).
-3. Then ``V := max(V, min over ready Groups of p_h)``, and the Group is charged
-   ``c = clamp(est + d_g, C_min, C_max)``, ``d_g := est + d_g - c``, ``p_g := p_g + c / w_g``
-   (``est`` is the item's estimated duration). A Group that is no longer ready leaves the round.
-4. When a dispatched item leaves its slot with ``s`` microseconds of service (``completed``,
-   ``requeue``, ``remove``), ``d_g += s - est``; ``record_service`` adds ``s`` directly. Debt is
-   kept within ``±debt_limit_us`` (default ``16 * C_max``); beyond that it is forgiven.
-
-Passes advance at ``c / w_g`` per dispatch, so charged service is shared in proportion to the
-weights; a lead shifts a key by a bounded constant and changes who goes first, not the long-run
-shares. Debt makes the charges follow reported service rather than estimates.
-
-**Starvation bound.** From any moment a Group ``g`` is ready (it joins, or is still ready right
-after being served), and as long as it stays ready, other Groups get at most::
-
-    K_g = sum over h != g of ( floor( w_h * (C_max / w_g + 2 * L_max) / C_min ) + 1 )
-
-dispatches before ``g`` gets its next one. Proof: (I1) every ready Group has
-``p >= V`` (``V`` only rises to the least ready pass; Groups joining are lifted); (I2) every Group
-has ``p <= V + L_max + C_max / w`` (when ``g`` wins, ``p_g - lead_g <= p_m - lead_m <= p_m = V``
-for the least pass ``m``, so after its charge ``p_g <= V + L_max + C_max / w_g``; ``V`` never
-falls). When ``g`` becomes ready at virtual time ``V0`` its pass ``P`` is at most
-``V0 + L_max + C_max / w_g`` and stays fixed while it waits. Another Group ``h`` can win only with
-``p_h - lead_h <= P - lead_g``, i.e. ``p_h <= P + L_max``, and has ``p_h >= V0`` by (I1); each of
-its wins raises ``p_h`` by at least ``C_min / w_h`` and nothing lowers it. So ``h`` wins at most
-``floor((2 L_max + C_max / w_g) w_h / C_min) + 1`` times. In time: with ``S`` slots and no item
-holding a slot longer than ``D``, every slot is refilled at least once per ``D`` while ``g`` is
-ready, so ``g`` is dispatched within ``(floor(K_g / S) + 1) * D`` of becoming ready, and a Group
-held back only by its own quota becomes ready within ``D``. ``tests/agents`` checks both bounds
-against generated arrival patterns with hypothesis (a fixed, derandomized set), and that both are
-attained (with ``L_max = 0``).
-
-Inside a Group: score, deadline pressure and aging
----------------------------------------------------
-Items of one Group are served by descending score, then earliest ``enqueued_us``, then ID::
-
-    score = urgency_points * rank(urgency)                       # routine 0 .. critical 3
-          + class_points * min(priority_class, max_priority_class)
-          + impact_points * min(business_impact_rank, max_impact_rank)
-          + deadline_points * pressure
-          + aging_points_per_s * seconds waited since enqueued_us
-    pressure = clamp(1 - (deadline - now - est) / deadline_horizon_us, 0, 1)   # 0 if no deadline
-
-Every term but aging is bounded, so an item that has waited ``B / aging_points_per_s`` seconds,
-``B`` being the largest non-aging score, is overtaken by no later arrival. ``reprioritize``
-changes the inputs and the next round uses them: queued items reorder at once (MWP-WRK-015).
-Ineligible items keep their place but are skipped until their gate opens.
-
-Cooperative preemption (§11.3)
-------------------------------
-With ``PreemptionPolicy.COOPERATIVE``, after the free slots are filled, each still-ready Group
-(in key order, and only if no earlier request is pending on its behalf) may ask one slot to
-pause. Its head item ``x`` may target a slot running item ``y`` of Group ``h`` only if the slot
-reports ``at_safe_point`` and ``preemptible``, has run at least ``min_run_before_preemption_us``,
-has no request pending, and ``y`` was dispatched by this Scheduler; and either
-
-* ``h`` is the same Group and ``score(x) - score(y) >= preemption_score_margin``
-  (``GROUP_PRIORITY``: a Group's urgency can displace only its own work), or
-* ``class(x) - class(y) >= preemption_class_gap`` and ``p_g <= p_h`` (``PRIORITY_CLASS``: the
-  organization's priority class, and only when ``g`` is not ahead of ``h`` in virtual time).
-
-The victim is the lowest (class, score), then the latest started. The Worker then checkpoints,
-pauses, frees the slot and calls ``requeue`` (steps 2–5). A slot not at a safe point is never
-asked.
-
-The Worker's side of the contract
----------------------------------
-After ``Dispatch(slot, item)`` the Worker starts the item in that slot and later calls exactly one
-of ``completed``, ``requeue`` (preempted, paused, blocked, or failed to start) or ``remove``. Until
-then the Scheduler counts the item against its Group's quota and the slot as occupied, even if a
-``Slot`` still reports it free.
-
-Bounded state
--------------
-The Scheduler holds the queued items, the items in flight, pending preemption requests (at most
-one per slot) and one small record per Group. An item leaves for good on ``completed`` /
-``remove``; ``forget_group`` drops an empty Group. Nothing grows with the number of items ever
-seen, and a round costs ``O(N log N + k * G)`` for ``N`` queued items, ``G`` Groups and ``k``
-dispatches, whatever the history.
+Across Groups it shares the slots by weighted virtual time with a bounded lead, so a ready Group
+waits at most a bounded number of other Groups' dispatches; inside a Group it orders items by
+score, deadline pressure and aging; with cooperative preemption it asks only a slot at a safe
+point to yield. The formulas, the starvation bound with its proof, and the Worker's side of the
+contract: ``docs/scheduler.md``.
 """
 
 from __future__ import annotations

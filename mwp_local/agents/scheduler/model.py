@@ -175,7 +175,7 @@ class PreemptionPolicy(StrEnum):
 
     #: Never request preemption; waiting work takes the next slot that frees.
     NEVER = "never"
-    #: Request cooperative preemption at safe points (the rules in ``scheduler.py``).
+    #: Request cooperative preemption at safe points (the rules: ``docs/scheduler.md``).
     COOPERATIVE = "cooperative"
 
 

@@ -1,7 +1,7 @@
 """The Scheduler's two orderings, as pure functions of scheduling metadata and ``now``.
 
 * Inside a Group, items are ordered by a *score* (higher first): urgency, organization priority
-  class, business impact, deadline pressure and aging (the formula is in ``scheduler.py``).
+  class, business impact, deadline pressure and aging (the formula: ``docs/scheduler.md``).
 * Across Groups, the head item of a Group gives it a bounded *lead* in virtual time: organization
   priority class and deadline pressure, capped at ``max_lead_us``. Requested urgency never enters
   the cross-Group comparison.
