@@ -185,7 +185,7 @@ def _number(value: float | None, unit: str = "") -> str:
 
 
 def table_rows(entries: Sequence[Entry]) -> list[list[str]]:
-    """The rows of the printed table (also used for the README)."""
+    """The rows of the printed table (also used for benchmarks/README.md)."""
     rows = []
     for e in entries:
         if e.pending:
@@ -227,7 +227,7 @@ def render_table(entries: Sequence[Entry]) -> str:
 
 
 def markdown_from_results(doc: dict[str, Any]) -> str:
-    """The README table of a ``results.json`` document."""
+    """The benchmarks/README.md table of a ``results.json`` document."""
     lines = [
         "| fig | figure | median | min–max | unit | reps | ceiling | ratio | target | met |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -7,11 +7,11 @@ Usage::
     python benchmarks/run.py --only 1,4      # some figures only
     python benchmarks/run.py --output PATH   # where results.json goes
     python benchmarks/run.py --only 6 --threads-work-per-mission 250   # 6c at 2,000 WorkItems
-    python benchmarks/run.py --markdown benchmarks/results.json   # its table, for the README
+    python benchmarks/run.py --markdown benchmarks/results.json   # its Markdown table
 
 Prints a table and writes ``results.json`` (``benchmarks/results.json`` by default; a quick run
 writes to a temporary directory unless ``--output`` is given, so it never replaces the results
-of a full run). The figures are those of issue 10 (see the README's performance section for how
+of a full run). The figures are those of issue 10 (see benchmarks/README.md for how
 to read them). Speed is reported here and never asserted: a missed target is printed as
 ``MISSED``, and the run still succeeds.
 """

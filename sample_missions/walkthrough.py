@@ -1,7 +1,7 @@
-"""A scripted Mission through the real Group Authority and its DuckDB log: the demo until the
-Sandbox runs mission files.
+"""A scripted Mission through the real Group Authority and its DuckDB log, Command by Command,
+with no agents: every Command is signed by hand through ``mwp_local.client.Client``.
 
-Run it with ``make demo`` (or ``python sample_missions/walkthrough.py [DIR]``). It creates a
+Run it with ``python sample_missions/walkthrough.py [DIR]``. It creates a
 sandbox directory, lets a human create a Mission, a Coordinator plan two dependent WorkItems,
 two Workers execute them under fenced Execution Leases (one delayed Command with an old Lease ID
 is refused on the way), the Coordinator review the results, and the human approve the exact

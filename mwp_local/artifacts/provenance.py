@@ -12,8 +12,8 @@ from the Event that proves it:
 
 Nodes are named by identity only: Artifacts by ``sha256:`` content hash (never a URI), WorkItems
 and Missions by ID. ``lineage`` walks ``derived_from`` upstream and ``descendants`` downstream
-with the recursive queries ``LINEAGE_SQL`` / ``DESCENDANTS_SQL`` (the README shows them). Nothing
-here writes.
+with the recursive queries ``LINEAGE_SQL`` / ``DESCENDANTS_SQL`` (``docs/artifacts.md`` shows
+them). Nothing here writes.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from . import checks_run as _run  # noqa: F401
 from .evidence import Evidence
 from .registry import CHECKS, Check, Result, Verdict, check, run_check, verdict
 
-#: The order the report and the README list the sections in.
+#: The order the report and docs/poc.md list the sections in.
 SECTIONS = ("run", "review", "fences", "delivery", "offline")
 
 

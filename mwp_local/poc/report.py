@@ -1,7 +1,7 @@
 """The proof-of-concept report: canonical JSON (RFC 8785) and a table for people.
 
 The JSON report names every check with its verdict, title, section and evidence, and a summary;
-``ok`` is true only when every check passed. The Markdown list of checks in the README is
+``ok`` is true only when every check passed. The Markdown list of checks in ``docs/poc.md`` is
 generated here from the check table (``render_markdown``), and a test keeps them equal.
 """
 
@@ -54,7 +54,7 @@ def table(results: Sequence[Result]) -> str:
 
 
 def render_markdown() -> str:
-    """The README's list of checks, generated from the check table."""
+    """The list of checks in ``docs/poc.md``, generated from the check table."""
     lines = ["| check | what the log must show | section |", "| --- | --- | --- |"]
     for name, c in all_checks().items():
         lines.append(f"| `{name}` | {c.title} | {c.section} |")

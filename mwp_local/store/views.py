@@ -3,7 +3,7 @@
 This module owns the names and columns people query (``events``, ``work_items``, ...): each view
 is a plain ``SELECT`` over the log and projection tables in portable SQL (no DuckDB-only syntax),
 so the same queries run on the Parquet export in other engines. ``VIEW_DOCS`` describes every view
-with an example query; the README is generated from it and the tests run every example.
+with an example query; ``docs/sql.md`` is generated from it and the tests run every example.
 
 It must not write anything but the view definitions: ``sql()`` runs one ``SELECT`` (or
 ``EXPLAIN``) on its own cursor inside a transaction that is always rolled back.
@@ -229,7 +229,7 @@ def sql(store: DuckDBLogStore, query: str, params: Mapping[str, Any] | None = No
 
 
 def render_markdown() -> str:
-    """The views as a Markdown section (what the README's SQL section is generated from)."""
+    """The views as a Markdown section (what ``docs/sql.md`` is generated from)."""
     lines = ["| view | what it shows |", "| --- | --- |"]
     lines += [f"| `{name}` | {doc.description} |" for name, doc in VIEW_DOCS.items()]
     for name, doc in VIEW_DOCS.items():

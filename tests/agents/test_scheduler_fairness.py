@@ -1,6 +1,6 @@
 """Weighted fairness and the starvation bound of the Scheduler (MWP-WRK-009, MWP-WRK-010).
 
-The bound checked here is derived in ``mwp_local/agents/scheduler/core.py`` and recomputed by the test
+The bound checked here is derived in ``docs/scheduler.md`` and recomputed by the test
 from the weights, quotas and slot count: while a Group is ready (an eligible item, below its
 quota) at most ``K_g = sum_{h != g} floor(w_h (C_max / w_g + 2 L_max) / C_min) + 1`` dispatches
 go to other Groups before it is served, and in time it waits at most ``(K_g // S + 1) * D``
