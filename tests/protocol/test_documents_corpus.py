@@ -35,7 +35,7 @@ from mwp_local.protocol.documents import SCHEMA_NAMES, errors
 from mwp_local.protocol.ids import is_protocol_id
 from mwp_local.protocol.timestamps import is_timestamp
 
-PROTOCOL = Path(__file__).resolve().parents[1].parent / "shared" / "protocol"
+PROTOCOL = Path(__file__).resolve().parents[2].parent / "shared" / "protocol"
 SCHEMA_DIR = PROTOCOL / "schemas"
 
 

@@ -21,7 +21,7 @@ from mwp_local.protocol.registry import (
 )
 from mwp_local.protocol.timestamps import parse_timestamp
 
-from .conftest import PROTOCOL_ROOT
+from ..conftest import PROTOCOL_ROOT
 
 KEYS = PROTOCOL_ROOT / "cryptography" / "keys"
 ORG = "urn:missionweaveprotocol:organization:sandbox"

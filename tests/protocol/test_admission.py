@@ -26,7 +26,7 @@ from mwp_local.protocol.registry import Principal
 from mwp_local.protocol.signing import VerifiedDocument, verify_signed_document
 from mwp_local.protocol.timestamps import parse_timestamp
 
-from .conftest import PROTOCOL_ROOT
+from ..conftest import PROTOCOL_ROOT
 
 ADMISSION = Principal(type="service", id="urn:missionweaveprotocol:service:admission")
 OTHER_SERVICE = Principal(type="service", id="urn:missionweaveprotocol:service:other")

@@ -28,7 +28,7 @@ from mwp_local.protocol.signing import (
 )
 from mwp_local.protocol.timestamps import parse_timestamp
 
-from .conftest import PROTOCOL_ROOT
+from ..conftest import PROTOCOL_ROOT
 
 CRYPTO = PROTOCOL_ROOT / "cryptography"
 ORG = "urn:missionweaveprotocol:organization:sandbox"

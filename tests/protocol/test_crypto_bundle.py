@@ -13,7 +13,7 @@ import pytest
 from mwp_local.conformance import crypto_bundle
 from mwp_local.conformance.result import BundleResult, EvaluationResult
 
-from .conftest import PROTOCOL_ROOT
+from ..conftest import PROTOCOL_ROOT
 
 
 def _planned_ids() -> list[str]:

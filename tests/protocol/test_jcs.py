@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mwp_local.protocol.jcs import JcsError, canonicalize, canonicalize_reference, format_number
 from mwp_local.protocol.jsontext import NonFiniteNumber, parse_strict
 
-from .conftest import PROTOCOL_ROOT
+from ..conftest import PROTOCOL_ROOT
 
 # RFC 8785 appendix B: IEEE 754 bit patterns and their ECMAScript spelling.
 RFC8785_NUMBERS = [

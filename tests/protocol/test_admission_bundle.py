@@ -12,7 +12,7 @@ import pytest
 from mwp_local.conformance import admission_bundle
 from mwp_local.conformance.result import BundleResult, EvaluationResult
 
-from .conftest import PROTOCOL_ROOT
+from ..conftest import PROTOCOL_ROOT
 
 
 def _planned_ids() -> list[str]:
