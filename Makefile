@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PROTOCOL ?= ../shared/protocol
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck venv bytecode clean bench golden
+.PHONY: demo test quick lint typecheck venv bytecode clean bench golden
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ typecheck: $(STAMP)
 
 test: bytecode lint typecheck
 	$(BIN)/python -m pytest
+
+# The inner loop: everything but the slow tier, real threads and the browser (a few minutes).
+quick: bytecode
+	$(BIN)/python -m pytest -m "not slow and not threads and not browser"
 
 # Speed against same-run ceilings (13-17 min on 2 cores): prints a table, writes benchmarks/results.json.
 bench: bytecode

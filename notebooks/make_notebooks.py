@@ -180,7 +180,7 @@ notebook("03_offers_ownership_and_leases.ipynb", [
          "      \"WHERE work_item_id = $w ORDER BY issued_at\", {'w': URGENT})"),
     md("## MWP-WRK-005: admission control before accepting\n\nAcceptance is a durable "
        "commitment, so a Worker first checks queue capacity, concurrency, capabilities, "
-       "deadline, authorization eligibility, dependencies and budget (`mwp_local/agents/"
+       "deadline, authorization eligibility, dependencies and budget (`mwp_local/agents/worker/"
        "admission.py`, pure code). A Worker cleared for risky work can accept this offer; one "
        "cleared only for reversible work declines with the structured reason `authorization` "
        "(posted in the WorkItem Conversation instead of an acceptance)."),
@@ -231,8 +231,8 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
     md("## The Timeline\n\nEvery Worker's execution slots over time, from the log alone: one "
        "bar per Execution Lease, marks for checkpoints, preemptions, blocks and failures."),
     code("summary = sb.run()\nHTML(timeline_html(sb.log.store))"),
-    md("## The Scheduler up close\n\nThe Scheduler is pure code (`mwp_local/agents/"
-       "scheduler.py`): give it queued work and slots, it returns decisions. Two Groups, one "
+    md("## The Scheduler up close\n\nThe Scheduler is pure code (`mwp_local/agents/scheduler/"
+       "core.py`): give it queued work and slots, it returns decisions. Two Groups, one "
        "free slot per tick, every item one second long."),
     code("from mwp_local.agents.scheduler.core import (Dispatch, PreemptionPolicy, QueuedWork, RequestPreemption,\n"
          "    RequestedUrgency, Scheduler, SchedulerConfig, Slot)\n"

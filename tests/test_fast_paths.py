@@ -44,8 +44,8 @@ from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.memory import MemoryLogStore
 from mwp_local.store.projection_rows import projection_rows
 from mwp_local.store.records import Batch, ProjectionDelta
-from tests.test_documents_corpus import SEEDS
-from tests.test_documents_equivalence import mutants
+from tests.protocol.test_documents_corpus import SEEDS
+from tests.protocol.test_documents_equivalence import mutants
 
 # --------------------------------------------------------------------------- JCS
 

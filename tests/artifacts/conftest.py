@@ -1,5 +1,5 @@
-"""Every Event an Artifact test produces is valid against the official ``event.schema.json`` and
-verifies against the Registry, as in the Authority tests; plus the fixtures of this package."""
+"""The fixtures of the Artifact tests; every Event they produce is checked after each test, as in
+the Authority tests (``authority.world``'s shared fixture)."""
 
 from __future__ import annotations
 
@@ -8,27 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from mwp_local.protocol.registry import Registry
-from mwp_local.protocol.signing import profile_for, verify_parsed
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.memory import MemoryLogStore
 
-from ..authority import world as world_module
-from ..authority.world import LoggedWorld, World
-from ..official_schemas import problems
+from ..authority.world import (
+    LoggedWorld,
+    World,
+    every_event_is_official_and_verifies,  # noqa: F401  (autouse)
+)
 from .scene import Scene
-
-
-@pytest.fixture(autouse=True)
-def every_event_is_official_and_verifies() -> Iterator[None]:
-    world_module.CREATED.clear()
-    yield
-    for w in world_module.CREATED:
-        exported = Registry.from_fixture(w.state.registry.to_fixture())
-        for event in w.events:
-            assert problems("event", event) == [], (event["kind"], problems("event", event))
-            verified = verify_parsed(profile_for("event"), event, exported)
-            assert verified.principal.id == w.org.authority.id
 
 
 @pytest.fixture

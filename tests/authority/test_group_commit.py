@@ -135,6 +135,7 @@ def test_a_failed_commit_refuses_what_was_decided_on_top_and_rolls_back(tmp_path
     assert isinstance(again, Accepted)
 
 
+@pytest.mark.threads
 @pytest.mark.parametrize("threads", [8])
 def test_many_threads_each_get_their_own_durable_outcome(tmp_path: Path, threads: int) -> None:
     store = DuckDBLogStore(tmp_path / "group.duckdb")

@@ -1,16 +1,26 @@
 """A small world for Authority tests: an Organization, an Authority, a manual clock, and helpers
-that fill in the epochs a well-behaved client would carry (tests override them to be stale)."""
+that fill in the epochs a well-behaved client would carry (tests override them to be stale).
+
+``every_event_is_official_and_verifies`` is the autouse fixture the test packages that build
+Worlds share (their ``conftest`` imports it): after each test, every Event any World of the test
+produced is valid against the official ``event.schema.json`` and verifies against the Registry
+as exported in the Registry-fixture format and read back."""
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
 from mwp_local.authority.organization import Organization
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
+from mwp_local.protocol.registry import Registry
+from mwp_local.protocol.signing import profile_for, verify_parsed
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 from mwp_local.store.projection_rows import projection_rows
 
@@ -25,6 +35,21 @@ AGENTS = EXAMPLE_AGENTS
 
 #: Every World built during the current test (checked by ``conftest``).
 CREATED: list[World] = []
+
+
+@pytest.fixture(autouse=True)
+def every_event_is_official_and_verifies() -> Iterator[None]:
+    """After the test, check every Event of every World it built (see the module docstring)."""
+    from ..official_schemas import problems
+
+    CREATED.clear()
+    yield
+    for w in CREATED:
+        exported = Registry.from_fixture(w.state.registry.to_fixture())
+        for event in w.events:
+            assert problems("event", event) == [], (event["kind"], problems("event", event))
+            verified = verify_parsed(profile_for("event"), event, exported)
+            assert verified.principal.id == w.org.authority.id
 
 
 class World:

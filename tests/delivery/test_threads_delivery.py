@@ -41,6 +41,8 @@ from .helpers import (
 
 #: Real seconds a threaded run may take: far beyond what the sample needs (about 12 s at the
 #: default scale on an idle machine), so only a hung run fails on time.
+pytestmark = pytest.mark.threads
+
 TIMEOUT_S = 600.0
 REVERSIBLE = ("none", "reversible")
 

@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from mwp_local.cli import main
 from mwp_local.poc.checks import Result, all_checks
 from mwp_local.poc.report import canonical_report, render_markdown
@@ -97,6 +99,7 @@ def test_step_mode_passes_every_check(step_run: tuple[ScenarioRun, list[Result]]
     assert len(results) == len(all_checks())
 
 
+@pytest.mark.threads
 def test_threads_mode_passes_every_check_offline_execution_included(
     threads_run: tuple[ScenarioRun, list[Result]],
 ) -> None:

@@ -45,7 +45,7 @@ from mwp_local.protocol.documents.kinds import (
     ORGANIZATION_SCOPED_EVENT_KINDS,
 )
 from mwp_local.protocol.errors import ErrorCode, ProtocolError
-from tests.test_documents_corpus import EXTRA_SEEDS, SCHEMA_DIR, SCHEMA_DOCS, vector
+from tests.protocol.test_documents_corpus import EXTRA_SEEDS, SCHEMA_DIR, SCHEMA_DOCS, vector
 
 SIGNATURE = Signature(
     key_id="urn:missionweaveprotocol:key:k", created_at="2026-07-15T00:00:00Z", value="c2ln"

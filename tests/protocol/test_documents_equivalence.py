@@ -31,7 +31,7 @@ import pytest
 
 from mwp_local.protocol.documents import document_from_json, is_valid
 from mwp_local.protocol.timestamps import is_timestamp
-from tests.test_documents_corpus import (
+from tests.protocol.test_documents_corpus import (
     DELIBERATE_DIFFERENCES,
     EXTRA_SEEDS,
     SCHEMA_DOCS,

@@ -16,7 +16,7 @@ import pytest
 
 from mwp_local.conformance import structural
 from mwp_local.protocol.documents import errors
-from tests.test_documents_corpus import MANIFEST, PROTOCOL, Case
+from tests.protocol.test_documents_corpus import MANIFEST, PROTOCOL, Case
 
 #: Why each invalid vector is invalid: the paths of every problem we report.
 REFUSED_AT: dict[str, set[str]] = {

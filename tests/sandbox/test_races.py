@@ -36,6 +36,8 @@ from mwp_local.store.group_log import GroupLog
 from mwp_local.store.memory import MemoryLogStore
 from mwp_local.store.sandbox_dir import bootstrap
 
+pytestmark = pytest.mark.threads
+
 ROUNDS = 100
 WORKERS = ("w1", "w2", "w3", "w4")
 CAPABILITY = ("mwp.build", "1.0.0")

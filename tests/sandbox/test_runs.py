@@ -71,6 +71,7 @@ def test_the_same_seed_gives_a_byte_identical_log_and_another_seed_another_inter
     assert runs[0] != runs[2]
 
 
+@pytest.mark.threads
 def test_threads_mode_reaches_approval_with_real_threads(tmp_path: Path) -> None:
     sandbox = Sandbox(tmp_path / "s", SAMPLES / "flagship.toml", mode="threads")
     summary = sandbox.run(timeout_s=120, scale=1500)

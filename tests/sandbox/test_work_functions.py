@@ -96,6 +96,7 @@ def test_identical_deliverables_for_two_work_items_are_refused_with_advice(
         sandbox.run()
 
 
+@pytest.mark.threads
 def test_in_threads_mode_the_exception_also_reaches_the_caller(tmp_path: Path) -> None:
     def broken(request: WorkRequest) -> bytes:
         raise ZeroDivisionError("the author's bug, in a Worker thread")

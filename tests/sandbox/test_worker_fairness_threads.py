@@ -31,6 +31,8 @@ from mwp_local.store.verify import verify_log
 
 from .inline import CAP, mission_file
 
+pytestmark = pytest.mark.threads
+
 WEIGHTS = {"alpha": 3, "beta": 2, "gamma": 1}
 ITEMS = 12
 ITEM_US = 600_000_000

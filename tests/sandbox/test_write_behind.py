@@ -121,6 +121,7 @@ def test_acknowledgements_turn_write_behind_off(tmp_path: Path) -> None:
     sandbox.close()
 
 
+@pytest.mark.threads
 def test_threads_mode_writes_behind_and_no_worker_file_gets_ahead_of_the_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
