@@ -1,7 +1,8 @@
 """Same seed, same bytes: every sample run matches the digests recorded in tools/golden.json.
 
 A refactor leaves these alone; a change that alters what a run writes on purpose records them
-anew (``python tools/golden.py --update``) in the same commit and says why.
+anew (``python tools/golden.py --update``) in the same commit and says why. Every sample runs in
+the slow tier (part of ``make test``; ``make golden`` runs the same check on its own).
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ RECORDED = json.loads(golden.GOLDEN.read_text())
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(name, marks=[pytest.mark.slow] if name in golden.SLOW else [])
-        for name in golden.SAMPLES
-    ],
+    [pytest.param(name, marks=[pytest.mark.slow]) for name in golden.SAMPLES],
 )
 def test_sample_run_writes_the_recorded_bytes(name: str) -> None:
     assert name in RECORDED, f"no recorded digest for {name}: run tools/golden.py --update"

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.sandbox_dir import LOG_FILE, load_organization
 from mwp_local.store.verify import verify_log
@@ -18,6 +20,7 @@ CHILD = Path(__file__).with_name("crash_child.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # kill -9 trials of a real writer process
 def test_sigkill_during_group_commit_keeps_every_acknowledged_command(tmp_path: Path) -> None:
     rng = random.Random(20261129)
     directory = tmp_path / "sandbox"

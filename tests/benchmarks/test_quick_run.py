@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+#: The slow tier: one quick run of every benchmark takes about half a minute.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = {"1", "2", "3", "4", "5", "6", "7"}
 

@@ -8,6 +8,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+#: The slow tier: each notebook starts a kernel and runs every cell.
+pytestmark = pytest.mark.slow
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 

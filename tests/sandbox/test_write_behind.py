@@ -52,6 +52,7 @@ def test_write_behind_acknowledges_first_and_every_read_sees_everything(tmp_path
     sandbox.close()
 
 
+@pytest.mark.slow  # runs every sample mission twice
 def test_batched_writing_changes_no_event(tmp_path: Path) -> None:
     stepped = Sandbox(tmp_path / "a", SAMPLES / "flagship.toml", seed=5)
     while stepped.step() is not None:

@@ -12,6 +12,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from mwp_local.store.chain import verify_chain
 from mwp_local.store.duckdb_log import DuckDBLogStore
 
@@ -99,6 +101,7 @@ def _check_recovered(path: Path, acknowledged: int) -> int:
         return batches
 
 
+@pytest.mark.slow  # many kill -9 trials of a real writer process
 def test_killed_writer_loses_no_acknowledged_event_and_leaves_no_half_batch(
     tmp_path: Path,
 ) -> None:
