@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from ...authority.model import LIMIT_MEMBER, WorkItemRecord
 from ...authority.state import AuthorityState
+from ...protocol.documents.work import DeclineReason
 from ...protocol.tables import WorkItemState
 from ...protocol.timestamps import parse_timestamp
 
@@ -34,17 +34,6 @@ DECLINE_SCHEMA = "urn:mwp-local:schema:offer-decline"
 QUESTION_SCHEMA = "urn:mwp-local:schema:contract-question"
 #: ``sideEffectRisk`` values from least to most dangerous (§10.1).
 RISK_ORDER = ("none", "reversible", "external", "high_risk", "destructive")
-
-
-class DeclineReason(StrEnum):
-    """The structured decline reasons of §10.3 (their wire spelling)."""
-
-    CAPACITY = "capacity"
-    DEADLINE = "deadline"
-    CAPABILITY = "capability"
-    AUTHORIZATION = "authorization"
-    DEPENDENCY = "dependency"
-    BUDGET = "budget"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,7 +15,7 @@ from .common import ID, POSITIVE_INTEGER, SAFE_INTEGER, TIMESTAMP
 from .shapes import Const, Enum, Minimum, Str
 from .structures import Forbids, Has, If, Obj, Where
 
-__all__ = ["LEASE", "LeaseState", "LeaseType"]
+__all__ = ["LEASE", "LEASE_WIRE_STATES", "LeaseState", "LeaseType"]
 
 
 class LeaseType(StrEnum):
@@ -28,12 +28,18 @@ class LeaseType(StrEnum):
 
 
 class LeaseState(StrEnum):
-    """A lease is active until it expires, is revoked, or is released."""
+    """A lease is active until it expires, is revoked, or is released; ``NONE`` is the lease
+    table's pre-state (not issued yet), never a wire value (``LEASE_WIRE_STATES``)."""
 
+    NONE = "none"
     ACTIVE = "active"
     EXPIRED = "expired"
     REVOKED = "revoked"
     RELEASED = "released"
+
+
+#: The states a Lease document carries.
+LEASE_WIRE_STATES: Final = tuple(s for s in LeaseState if s is not LeaseState.NONE)
 
 
 LEASE: Final = Obj(
@@ -47,7 +53,7 @@ LEASE: Final = Obj(
         "issuedAt": TIMESTAMP,
         "startsAt": TIMESTAMP,
         "expiresAt": TIMESTAMP,
-        "state": Enum.of(LeaseState),
+        "state": Enum.of(LEASE_WIRE_STATES),
         "renewalCount": SAFE_INTEGER,
     },
     {

@@ -33,7 +33,9 @@ from .structures import AllOf, Arr, Forbids, Has, If, Not, Obj, Where
 __all__ = [
     "GROUP",
     "MEMBERSHIP",
+    "MEMBERSHIP_WIRE_STATES",
     "MISSION",
+    "MISSION_WIRE_STATES",
     "GroupState",
     "MembershipRole",
     "MembershipState",
@@ -42,13 +44,20 @@ __all__ = [
 
 
 class MissionState(StrEnum):
-    """Mission states (section 7)."""
+    """Mission states (section 7): the wire values of ``state``, and ``NONE``, the pre-state of
+    the section-7.1 table (no Mission yet), which no Mission document carries
+    (``MISSION_WIRE_STATES``)."""
 
+    NONE = "none"
     ACTIVE = "active"
     AWAITING_APPROVAL = "awaiting_approval"
     APPROVED = "approved"
     FAILED = "failed"
     CANCELLED = "cancelled"
+
+
+#: The states a Mission document carries.
+MISSION_WIRE_STATES: Final = tuple(s for s in MissionState if s is not MissionState.NONE)
 
 
 class GroupState(StrEnum):
@@ -70,11 +79,18 @@ class MembershipRole(StrEnum):
 
 
 class MembershipState(StrEnum):
-    """Membership lifecycle: provisional (with a Context Package), active, ended."""
+    """Membership lifecycle: provisional (with a Context Package), active, ended; ``NONE`` is
+    the membership table's pre-state (no Membership yet), never a wire value
+    (``MEMBERSHIP_WIRE_STATES``)."""
 
+    NONE = "none"
     PROVISIONAL = "provisional"
     ACTIVE = "active"
     ENDED = "ended"
+
+
+#: The states a Membership document carries.
+MEMBERSHIP_WIRE_STATES: Final = tuple(s for s in MembershipState if s is not MembershipState.NONE)
 
 
 # --------------------------------------------------------------------------- Mission
@@ -103,7 +119,7 @@ MISSION: Final = Obj(
         "definitionOfDone": Arr(ACCEPTANCE_CRITERION, min_items=1),
         "missionOwner": ACTOR,
         "coordinator": COORDINATOR_REF,
-        "state": Enum.of(MissionState),
+        "state": Enum.of(MISSION_WIRE_STATES),
         "budget": BUDGET,
         "deadline": TIMESTAMP,
         "approvalPolicy": APPROVAL_POLICY,
@@ -194,7 +210,7 @@ MEMBERSHIP: Final = Obj(
         "groupId": ID,
         "member": ACTOR,
         "role": Enum.of(MembershipRole),
-        "state": Enum.of(MembershipState),
+        "state": Enum.of(MEMBERSHIP_WIRE_STATES),
         "membershipEpoch": POSITIVE_INTEGER,
         "scopes": Arr(
             Str(pattern="^[a-z][a-z0-9._:-]*$", max_len=160, hint="a lower-case scope name"),

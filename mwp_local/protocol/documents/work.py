@@ -34,8 +34,10 @@ from .shapes import Bool, Enum, Num, Str
 from .structures import FREE_OBJECT, Arr, Has, If, Obj, Where
 
 __all__ = [
+    "OFFER_WIRE_STATUSES",
     "WORK_CONTRACT",
     "WORK_ITEM",
+    "WORK_ITEM_WIRE_STATES",
     "Backoff",
     "CapacityStatus",
     "DeclineReason",
@@ -83,8 +85,12 @@ class ExecutionApproval(StrEnum):
 
 
 class WorkItemState(StrEnum):
-    """WorkItem states (section 10.2)."""
+    """WorkItem states (section 10.2): the wire values of ``state``, and the two pre-states of
+    the section-10.2 table (``NONE``: no WorkItem or proposal yet; ``PROPOSAL``: an open Work
+    Proposal), which no WorkItem document ever carries (``WORK_ITEM_WIRE_STATES``)."""
 
+    NONE = "none"
+    PROPOSAL = "open_work_proposal"
     OPEN = "open"
     OFFERED = "offered"
     QUEUED = "queued"
@@ -96,15 +102,27 @@ class WorkItemState(StrEnum):
     CANCELLED = "cancelled"
 
 
-class OfferStatus(StrEnum):
-    """Status of one offer of a WorkItem to an Agent."""
+#: The states a WorkItem document carries (every state but the table's two pre-states).
+WORK_ITEM_WIRE_STATES: Final = tuple(
+    s for s in WorkItemState if s not in (WorkItemState.NONE, WorkItemState.PROPOSAL)
+)
 
+
+class OfferStatus(StrEnum):
+    """Status of one offer of a WorkItem to an Agent; ``NONE`` is the offer table's pre-state
+    (no offer yet), never a wire value (``OFFER_WIRE_STATUSES``)."""
+
+    NONE = "none"
     PENDING = "pending"
     ACCEPTED = "accepted"
     DECLINED = "declined"
     WITHDRAWN = "withdrawn"
     EXPIRED = "expired"
     LOST_RACE = "lost_race"
+
+
+#: The statuses an offer entry carries.
+OFFER_WIRE_STATUSES: Final = tuple(s for s in OfferStatus if s is not OfferStatus.NONE)
 
 
 class DeclineReason(StrEnum):
@@ -178,7 +196,7 @@ OFFER: Final = Obj(
         "agentId": ID,
         "agentCardVersion": POSITIVE_INTEGER,
         "expiresAt": TIMESTAMP,
-        "status": Enum.of(OfferStatus),
+        "status": Enum.of(OFFER_WIRE_STATUSES),
     },
     {"declineReason": Enum.of(DeclineReason)},
 )
@@ -243,7 +261,7 @@ WORK_ITEM: Final = Obj(
         "groupId": ID,
         "conversationId": ID,
         "revision": SAFE_INTEGER,
-        "state": Enum.of(WorkItemState),
+        "state": Enum.of(WORK_ITEM_WIRE_STATES),
         "exclusive": Bool(),
         "contract": WORK_CONTRACT,
         "createdBy": ACTOR,

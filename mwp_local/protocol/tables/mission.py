@@ -8,18 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from ..documents.mission import MissionState
 from .core import Row, TransitionTable
-
-
-class MissionState(StrEnum):
-    """Mission states; all but ``NONE`` are wire values of ``state``."""
-
-    NONE = "none"
-    ACTIVE = "active"
-    AWAITING_APPROVAL = "awaiting_approval"
-    APPROVED = "approved"
-    CANCELLED = "cancelled"
-    FAILED = "failed"
 
 
 class MissionTransition(StrEnum):

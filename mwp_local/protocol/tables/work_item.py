@@ -10,23 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
+from ..documents.work import WorkItemState
 from .core import Row, TransitionTable
-
-
-class WorkItemState(StrEnum):
-    """WorkItem states; all but the two pre-states are the wire values of ``state``."""
-
-    NONE = "none"
-    PROPOSAL = "open_work_proposal"
-    OPEN = "open"
-    OFFERED = "offered"
-    QUEUED = "queued"
-    ACTIVE = "active"
-    BLOCKED = "blocked"
-    SUBMITTED = "submitted"
-    VERIFIED = "verified"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
 
 
 class WorkTransition(StrEnum):
