@@ -13,6 +13,7 @@ from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.ids import derived_uuid
+from ..protocol.tables import PROTOCOL_TABLES, StateTables
 from ..protocol.timestamps import Timestamp, format_utc
 from .command import CommandView, Draft
 from .config import AuthorityConfig
@@ -39,12 +40,14 @@ class Identity:
 
 @dataclass(slots=True)
 class Context:
-    """Read access for handlers: state, the Command's time, policy and identity."""
+    """Read access for handlers: state, the Command's time, policy, identity, and the state
+    tables the decision follows."""
 
     state: AuthorityState
     now: Timestamp
     config: AuthorityConfig
     identity: Identity
+    tables: StateTables = PROTOCOL_TABLES
     command: CommandView | None = None
     _counter: int = 0
 

@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.tables import UNFINISHED_STATES, MembershipState
 from ..protocol.timestamps import parse_timestamp
 from .budgets import limits_of
 from .command import CommandView
 from .context import Context
-
-_DEAD_TARGET = ("failed", "cancelled", "verified")
 
 
 def _refuse(explanation: str) -> ProtocolError:
@@ -65,7 +64,11 @@ def check_use(
     problems = []
     if grant["granteeAgentId"] != cmd.actor_id:
         problems.append("the Grant belongs to another Agent (Grants are non-transferable)")
-    if membership is None or membership.role != "work_delegate" or membership.state != "active":
+    if (
+        membership is None
+        or membership.role != "work_delegate"
+        or membership.state != MembershipState.ACTIVE
+    ):
         problems.append("the actor holds no active work_delegate Membership")
     elif membership.epoch != grant["granteeMembershipEpoch"]:
         problems.append("the grantee's Membership changed since the Grant was issued")
@@ -76,7 +79,7 @@ def check_use(
     if ctx.now_us >= parse_timestamp(grant["expiresAt"]).epoch_micros:
         problems.append(f"the Grant expired at {grant['expiresAt']}")
     target = ctx.state.work_items.get(grant["targetWorkItemId"])
-    if target is None or str(target.state) in _DEAD_TARGET:
+    if target is None or target.state not in UNFINISHED_STATES:
         problems.append("the Grant's target WorkItem is missing, failed, cancelled or verified")
     depth = depth_below(ctx, grant["targetWorkItemId"], subject)
     if depth is None:

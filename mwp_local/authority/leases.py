@@ -1,8 +1,9 @@
 """Building and closing fenced leases (§7.2, §11.3) as Lease documents.
 
 Leases are immutable: renewing or closing one yields a new document with the same stable Lease
-ID. Events carry the documents of every lease they create or change under ``payload.leases``,
-and ``evolve`` stores them, so the log alone tells each lease's history.
+ID; every change is looked up in the lease table (issue, renew, release, revoke, expire).
+Events carry the documents of every lease they create or change under ``payload.leases``, and
+``evolve`` stores them, so the log alone tells each lease's history.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ..protocol.tables import LeaseState, LeaseTransition
 from .context import Context
 from .model import LeaseRecord, WorkItemRecord
 
@@ -30,6 +32,7 @@ def issue(
 ) -> LeaseRecord:
     """A new active lease starting now."""
     expires = ctx.now_us + duration_us
+    state = ctx.tables.lease.lookup(LeaseState.NONE, LeaseTransition.ISSUE).targets[0]
     return LeaseRecord(
         lease_id=ctx.new_id(f"lease:{lease_type}"),
         lease_type=lease_type,
@@ -46,12 +49,14 @@ def issue(
         coordinator_epoch=coordinator_epoch,
         start_by=None if start_by_us is None else ctx.at(start_by_us),
         start_by_us=start_by_us,
+        state=state.value,
     )
 
 
 def renew(ctx: Context, lease: LeaseRecord, duration_us: int) -> LeaseRecord:
     """The lease renewed from now for ``duration_us``."""
     expires = ctx.now_us + duration_us
+    ctx.tables.lease.lookup(LeaseState(lease.state), LeaseTransition.RENEW, subject=lease.lease_id)
     return replace(
         lease,
         expires_at=ctx.at(expires),
@@ -61,12 +66,19 @@ def renew(ctx: Context, lease: LeaseRecord, duration_us: int) -> LeaseRecord:
     )
 
 
-def close(ctx: Context, lease: LeaseRecord, state: str, reason: str) -> LeaseRecord:
-    """The lease closed now as ``released``, ``revoked`` or ``expired``, with a reason."""
+def close(
+    ctx: Context, lease: LeaseRecord, transition: LeaseTransition, reason: str
+) -> LeaseRecord:
+    """The lease closed now by ``transition`` (release, revoke or expire: the lease table says
+    which state it leaves the lease in), with a reason. A lease that ran out is closed at its
+    expiry, not at the moment someone noticed."""
+    target = ctx.tables.lease.lookup(
+        LeaseState(lease.state), transition, subject=lease.lease_id
+    ).targets[0]
     closed_at = ctx.now.text
-    if state == "expired":
+    if transition is LeaseTransition.EXPIRE:
         closed_at = lease.expires_at if ctx.now_us >= lease.expires_us else ctx.now.text
-    return replace(lease, state=state, closed_at=closed_at, closure_reason=reason)
+    return replace(lease, state=target.value, closed_at=closed_at, closure_reason=reason)
 
 
 def documents(*leases: LeaseRecord | None) -> list[dict[str, Any]]:
@@ -75,12 +87,13 @@ def documents(*leases: LeaseRecord | None) -> list[dict[str, Any]]:
 
 
 def close_all_of_item(
-    ctx: Context, item: WorkItemRecord, state: str, reason: str
+    ctx: Context, item: WorkItemRecord, transition: LeaseTransition, reason: str
 ) -> list[LeaseRecord]:
-    """Every active lease (execution, ownership, blocked) of a WorkItem, closed."""
+    """Every active lease (execution, ownership, blocked) of a WorkItem, closed by
+    ``transition``."""
     out = []
     for lease_id in (item.execution_lease_id, item.ownership_lease_id, item.blocked_lease_id):
         lease = ctx.state.leases.get(lease_id or "")
         if lease is not None and lease.is_active:
-            out.append(close(ctx, lease, state, reason))
+            out.append(close(ctx, lease, transition, reason))
     return out

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.documents.kinds import ExtensionEventKind
 from ..protocol.ed25519 import SigningKeyPair
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.ids import derived_uuid
@@ -21,6 +22,7 @@ from ..protocol.jcs import canonicalize, join_members
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for as _profile_for
 from ..protocol.signing import sign_document_canonical, verify_parsed_canonical
+from ..protocol.tables import PROTOCOL_TABLES, LeaseTransition, StateTables
 from ..protocol.timestamps import Timestamp, parse_timestamp
 from . import extensions, fences
 from . import leases as leases_module
@@ -33,7 +35,7 @@ from .records import EventRecord, ReceiptRecord, RejectionRecord
 from .state import AuthorityState
 
 PROTOCOL_VERSION = "0.1"
-LEASE_EXPIRED = "ext.missionweaveprotocol.core.lease_expired"
+LEASE_EXPIRED = ExtensionEventKind.LEASE_EXPIRED.value
 _COMMAND_PROFILE = _profile_for("command")
 
 
@@ -134,6 +136,9 @@ class Authority:
     identity: Identity
     key_pair: SigningKeyPair
     config: AuthorityConfig = field(default_factory=AuthorityConfig)
+    #: The state tables every decision and every fold follows (the specification's unless a
+    #: caller gives another rule set).
+    tables: StateTables = PROTOCOL_TABLES
 
     # ------------------------------------------------------------------ commands
 
@@ -202,7 +207,7 @@ class Authority:
                 f"a {cmd.actor_type}.",
                 rule="§15.1 role of the actor",
             )
-        ctx = Context(state=self.state, now=now, config=self.config, identity=self.identity)
+        ctx = self._context(now)
         ctx.command = cmd
         self._authenticate(ctx, cmd, spec.scope)
         if spec.coordinator or (
@@ -281,7 +286,7 @@ class Authority:
         signed, members = sign_document_canonical(
             "event", doc, self.key_pair, self.identity.authority_key_id
         )
-        evolve(self.state, signed)
+        evolve(self.state, signed, self.tables)
         if members is None:
             return signed, event_record(signed, draft.from_state, draft.to_state)
         # The texts come from the member encodings made for the signature: one walk.
@@ -309,7 +314,7 @@ class Authority:
             doc["groupId"] = draft.group_id
             doc["sequence"] = sequence
             doc["aggregateRevision"] = self._next_revision(draft)
-        doc["kind"] = draft.kind
+        doc["kind"] = str(draft.kind)
         doc["actor"] = draft.actor or (cmd.actor if cmd else self._authority_actor())
         if draft.cause is not None:
             doc["cause"] = {"type": draft.cause[0], "id": draft.cause[1]}
@@ -346,6 +351,15 @@ class Authority:
             return 0
         mission = state.missions.get(group.mission_id)
         return mission.revision if mission else 0
+
+    def _context(self, now: Timestamp) -> Context:
+        return Context(
+            state=self.state,
+            now=now,
+            config=self.config,
+            identity=self.identity,
+            tables=self.tables,
+        )
 
     def _authority_actor(self) -> dict[str, str]:
         return {"type": "service", "id": self.identity.authority_id}
@@ -420,7 +434,7 @@ class Authority:
         owner is no longer live, so the Coordinator may re-offer it (§11.5). Offer expiry, by
         contrast, appends nothing (§10.2).
         """
-        ctx = Context(state=self.state, now=now, config=self.config, identity=self.identity)
+        ctx = self._context(now)
         due = sorted(
             (expires, lease_id)
             for lease_id, expires in self.state.active_leases.items()
@@ -429,7 +443,9 @@ class Authority:
         drafts = []
         for _expires, lease_id in due:
             lease = self.state.leases[lease_id]
-            closed = leases_module.close(ctx, lease, "expired", f"{lease.lease_type} lease ran out")
+            closed = leases_module.close(
+                ctx, lease, LeaseTransition.EXPIRE, f"{lease.lease_type} lease ran out"
+            )
             drafts.append(
                 Draft(
                     kind=LEASE_EXPIRED,

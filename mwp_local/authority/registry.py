@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..protocol.documents.kinds import CommandKind, ExtensionCommandKind
 from .context import Handler
 
 
@@ -26,7 +27,7 @@ class CommandSpec:
     any other critical one is refused (``authority.extensions``).
     """
 
-    kind: str
+    kind: CommandKind | ExtensionCommandKind
     handler: Handler
     scope: str
     actors: frozenset[str]
@@ -37,11 +38,12 @@ class CommandSpec:
 
 
 _HANDLERS: dict[str, CommandSpec] = {}
+#: Command kind → its spec (keyed by the kind's wire value; look up with the plain string).
 HANDLERS: Mapping[str, CommandSpec] = MappingProxyType(_HANDLERS)
 
 
 def command(
-    kind: str,
+    kind: CommandKind | ExtensionCommandKind,
     *,
     scope: str = "group",
     actors: tuple[str, ...] = ("agent",),

@@ -1,8 +1,10 @@
 """Command handlers, one module per area; importing this package registers them all.
 
-Each handler is a generator: it reads the state through a ``Context``, checks what the pipeline's
-generic fences do not (ownership, leases, table rows, role, budget, policy), and yields ``Draft``
-Events; the pipeline signs and folds each one before the handler continues.
+Each handler is a generator: it reads the state through a ``Context``, decides the row its
+Command drives in the state tables (``decide``: the row's fences, source states and guards,
+which cover ownership, leases, role and policy), checks its own payload, and yields ``Draft``
+Events whose kind and recorded states come from the row; the pipeline signs and folds each one
+before the handler continues.
 """
 
 from ..registry import HANDLERS, CommandSpec

@@ -3,7 +3,10 @@ Lease, renew it, checkpoint, block, publish Artifacts, record usage, submit, fai
 
 Every one of them after ``work.start`` must cite the current Execution Lease ID and Ownership
 Epoch: a delayed Command with an older Lease ID is refused even if the epoch is unchanged
-(MWP-WRK-013). Checkpoint, block and submit release the lease; failure revokes it.
+(MWP-WRK-013). Checkpoint, block and submit release the lease; failure revokes it. The row of
+each transition (``decide``) runs the owner and lease fences before the source state is checked;
+the in-state actions (renew, publish, record usage) check the same fences, then
+``IN_STATE_ACTIONS``.
 """
 
 from __future__ import annotations
@@ -12,27 +15,24 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
+from ...protocol.documents.kinds import CommandKind as C
+from ...protocol.documents.kinds import EventKind as E
+from ...protocol.documents.kinds import ExtensionCommandKind as XC
+from ...protocol.documents.kinds import ExtensionEventKind as XE
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.hashing import is_sha256_id
 from ...protocol.signing import profile_for, verify_parsed
-from ...protocol.tables import (
-    IN_STATE_ACTIONS,
-    WORK_ITEM_TABLE,
-    WorkItemAction,
-    WorkItemState,
-    WorkTransition,
-)
+from ...protocol.tables import IN_STATE_ACTIONS, LeaseTransition, WorkItemAction
 from .. import budgets, fences, leases, offline
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, forbidden, invalid, payload_field
+from ..decide import Decision, decide, named_item
 from ..isolation import check_group_artifacts
 from ..model import WorkItemRecord
 from ..registry import command
-from .offers import needs_execution_approval
 
-W = WorkItemState
-T = WorkTransition
-USAGE_RECORDED = "ext.missionweaveprotocol.core.resource_usage_recorded"
+LT = LeaseTransition
+USAGE_RECORDED = XE.RESOURCE_USAGE_RECORDED
 
 _PROGRESS_MEMBERS = (
     "currentPhase",
@@ -56,17 +56,13 @@ def _progress(cmd: CommandView, source: Any) -> dict[str, Any] | None:
     return dict(source)
 
 
-_TRANSITIONS = {t.value for t in WorkTransition}
-
-
-def _executing(ctx: Context, cmd: CommandView, action: str) -> tuple[WorkItemRecord, Any]:
-    """The item, checked in the pipeline's order: Ownership Epoch, Lease ID, then the table."""
+def _in_state(ctx: Context, cmd: CommandView, action: WorkItemAction) -> tuple[WorkItemRecord, Any]:
+    """The item of an in-state action, checked in the pipeline's order: Ownership Epoch, Lease
+    ID, then the states ``IN_STATE_ACTIONS`` allows."""
     item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
     fences.owner(ctx, cmd, item)
     lease = fences.execution_lease(ctx, cmd, item)
-    if action in _TRANSITIONS:
-        WORK_ITEM_TABLE.lookup(item.state, WorkTransition(action), subject=item.work_item_id)
-    elif item.state not in IN_STATE_ACTIONS[WorkItemAction(action)]:
+    if item.state not in IN_STATE_ACTIONS[action]:
         raise ProtocolError(
             ErrorCode.INVALID_STATE_TRANSITION,
             f"{action} needs WorkItem {item.work_item_id} to be active; it is {item.state}.",
@@ -75,37 +71,20 @@ def _executing(ctx: Context, cmd: CommandView, action: str) -> tuple[WorkItemRec
     return item, lease
 
 
-@command("work.start", aggregate="work_item")
+def _executing(ctx: Context, cmd: CommandView) -> tuple[Decision, Any]:
+    """The owner's move of its executing item (its row's fences check the Ownership Epoch and
+    the Execution Lease before the table checks the state) and the lease it cites."""
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    return move, move.lease
+
+
+@command(C.WORK_START, aggregate="work_item")
 def start(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The owner starts work under a fresh Execution Lease (§11.3); the Ownership Epoch fence
     comes before the table, in the pipeline's order, so a stale owner learns it is stale."""
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    fences.owner(ctx, cmd, item)
-    WORK_ITEM_TABLE.lookup(item.state, T.START, subject=item.work_item_id)
-    ownership = ctx.state.leases.get(item.ownership_lease_id or "")
-    if ownership is None or not ownership.live_at(ctx.now_us):
-        raise ProtocolError(
-            ErrorCode.WORK_LEASE_EXPIRED,
-            f"The ownership lease of {item.work_item_id} has expired (start-by "
-            f"{ownership.start_by if ownership else 'unknown'}); the item may be reassigned.",
-            rule="§11.3 an ownership grant has a start-by deadline",
-        )
-    if needs_execution_approval(ctx, item) and not item.execution_approved:
-        raise ProtocolError(
-            ErrorCode.APPROVAL_REQUIRED,
-            f"WorkItem {item.work_item_id} is awaiting execution approval "
-            f"({item.contract['executionApproval']}, risk {item.contract['sideEffectRisk']}).",
-            rule="§12 awaiting_execution_approval",
-        )
-    pending = [d for d in item.dependencies if ctx.state.work_items[d].state is not W.VERIFIED]
-    if pending:
-        raise ProtocolError(
-            ErrorCode.INVALID_STATE_TRANSITION,
-            f"WorkItem {item.work_item_id} is not eligible: its dependencies "
-            f"{', '.join(pending)} are not verified yet.",
-            details={"pendingDependencies": pending},
-            rule="§10.4 eligible only when dependencies satisfy the dependency policy",
-        )
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    item, ownership = move.item, move.lease
+    assert ownership is not None
     duration = _duration(ctx, cmd)
     agent = ctx.state.agents[cmd.actor_id]
     execution = leases.issue(
@@ -119,11 +98,8 @@ def start(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         work_item_id=item.work_item_id,
         ownership_epoch=item.ownership_epoch,
     )
-    released = leases.close(ctx, ownership, "released", "execution started")
-    yield item_draft(
-        item,
-        "work.started",
-        to="active",
+    released = leases.close(ctx, ownership, LT.RELEASE, "execution started")
+    yield move.draft(
         attempt=item.attempts + (item.ownership_epoch != item.attempt_epoch),
         executionLeaseId=execution.lease_id,
         idempotencyKey=f"{item.mission_id}|{item.work_item_id}|{item.ownership_epoch}",
@@ -146,14 +122,14 @@ def _duration(ctx: Context, cmd: CommandView) -> int:
     return micros
 
 
-@command("ext.missionweaveprotocol.core.execution_lease_renew")
+@command(XC.EXECUTION_LEASE_RENEW)
 def renew(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Renew the current Execution Lease before it expires, optionally reporting progress."""
-    item, lease = _executing(ctx, cmd, WorkItemAction.RENEW_LEASE.value)
+    item, lease = _in_state(ctx, cmd, WorkItemAction.RENEW_LEASE)
     renewed = leases.renew(ctx, lease, _duration(ctx, cmd))
     yield item_draft(
         item,
-        "work.progressed",
+        E.WORK_PROGRESSED,
         progress=_progress(cmd, cmd.payload.get("progress")),
         leases=leases.documents(renewed),
     )
@@ -184,25 +160,24 @@ def _checkpoint(cmd: CommandView) -> dict[str, Any]:
     return {**checkpoint, "progress": progress}
 
 
-@command("work.checkpoint", extensions=(offline.BOUNDED_OFFLINE,))
+@command(C.WORK_CHECKPOINT, extensions=(offline.BOUNDED_OFFLINE,))
 def checkpoint(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Durable progress: release execution, keep a bounded ownership lease (§10.2, §11.3).
 
     A checkpoint buffered offline (bounded-offline binding, §11.5) is reconciled instead: the
-    binding is checked against the historical lease, the offline usage is charged first, and
-    the checkpoint follows in the same transaction (``mwp_local.authority.offline``)."""
+    row's owner and lease fences check the binding against the historical lease, the offline
+    usage is charged first, and the checkpoint follows in the same transaction
+    (``mwp_local.authority.offline``)."""
     binding = offline.binding_of(cmd)
     if binding is not None:
         yield from _reconcile(ctx, cmd, binding)
         return
-    item, lease = _executing(ctx, cmd, T.CHECKPOINT.value)
+    move, lease = _executing(ctx, cmd)
+    item = move.item
     point = _checkpoint(cmd)
-    released = leases.close(ctx, lease, "released", point.get("reason", "checkpoint"))
+    released = leases.close(ctx, lease, LT.RELEASE, point.get("reason", "checkpoint"))
     ownership = _ownership_after(ctx, item, "ownership", ctx.config.ownership_after_checkpoint_us)
-    yield item_draft(
-        item,
-        "work.checkpointed",
-        to="queued",
+    yield move.draft(
         checkpoint=point,
         preempted=bool(cmd.payload.get("preempted", False)),
         leases=leases.documents(released, ownership),
@@ -213,20 +188,18 @@ def _reconcile(
     ctx: Context, cmd: CommandView, binding: dict[str, Any]
 ) -> Generator[Draft, Any, None]:
     """Charge the offline usage, then apply the buffered checkpoint (MWP-WRK-021, 022)."""
-    item, lease = offline.check(ctx, cmd, binding)
-    WORK_ITEM_TABLE.lookup(item.state, T.CHECKPOINT, subject=item.work_item_id)
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd), binding=binding)
+    item, lease = move.item, move.lease
+    assert lease is not None
     point = _checkpoint(cmd)
     usage = offline.charge(ctx, cmd, item, binding)  # BUDGET_EXCEEDED before any draft
     closed = []
     if lease.is_active:
-        closed.append(leases.close(ctx, lease, "released", "offline progress reconciled"))
+        closed.append(leases.close(ctx, lease, LT.RELEASE, "offline progress reconciled"))
     ownership = _ownership_after(ctx, item, "ownership", ctx.config.ownership_after_checkpoint_us)
     if usage is not None:
         yield usage
-    draft = item_draft(
-        item,
-        "work.checkpointed",
-        to="queued",
+    draft = move.draft(
         checkpoint=point,
         preempted=False,
         leases=leases.documents(*closed, ownership),
@@ -234,28 +207,26 @@ def _reconcile(
     yield replace(draft, extensions={offline.BOUNDED_OFFLINE: offline.extension_of(cmd)})
 
 
-@command("work.block")
+@command(C.WORK_BLOCK)
 def block(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Checkpoint, state the required resolution, release the slot (§11.4, MWP-WRK-017)."""
-    item, lease = _executing(ctx, cmd, T.BLOCK.value)
+    move, lease = _executing(ctx, cmd)
+    item = move.item
     resolution = payload_field(cmd, "requiredResolution")
     point = _checkpoint(cmd)
-    released = leases.close(ctx, lease, "released", "blocked")
+    released = leases.close(ctx, lease, LT.RELEASE, "blocked")
     blocked = _ownership_after(ctx, item, "blocked", ctx.config.blocked_lease_us)
-    yield item_draft(
-        item,
-        "work.blocked",
-        to="blocked",
+    yield move.draft(
         requiredResolution=resolution,
         checkpoint=point,
         leases=leases.documents(released, blocked),
     )
 
 
-@command("artifact.publish")
+@command(C.ARTIFACT_PUBLISH)
 def publish(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Publish a signed, content-addressed Artifact manifest under the current lease (§13.1)."""
-    item, _lease = _executing(ctx, cmd, WorkItemAction.PUBLISH_ARTIFACT.value)
+    item, _lease = _in_state(ctx, cmd, WorkItemAction.PUBLISH_ARTIFACT)
     manifest = payload_field(cmd, "artifact", dict)
     verified = verify_parsed(profile_for("artifact"), manifest, ctx.state.registry)
     if verified.principal.id != cmd.actor_id:
@@ -283,7 +254,7 @@ def publish(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     if problems:
         raise invalid("The Artifact manifest was refused: " + "; ".join(problems) + ".")
     yield Draft(
-        kind="artifact.published",
+        kind=E.ARTIFACT_PUBLISHED,
         group_id=cmd.group_id,
         work_item_id=item.work_item_id,
         payload={
@@ -295,10 +266,10 @@ def publish(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     )
 
 
-@command("ext.missionweaveprotocol.core.resource_usage_record")
+@command(XC.RESOURCE_USAGE_RECORD)
 def record_usage(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Charge usage to the WorkItem and its whole budget ancestry at once (§12)."""
-    item, _lease = _executing(ctx, cmd, WorkItemAction.RECORD_USAGE.value)
+    item, _lease = _in_state(ctx, cmd, WorkItemAction.RECORD_USAGE)
     delta = budgets.parse_delta(cmd.payload.get("delta"))
     chain = budgets.charge(budgets.ancestry(ctx.state, ("work_item", item.work_item_id)), delta)
     yield Draft(
@@ -331,10 +302,11 @@ def _evidence(
     return out
 
 
-@command("work.submit")
+@command(C.WORK_SUBMIT)
 def submit(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Submit Artifacts with Evidence mapped to every acceptance criterion (§13.2)."""
-    item, lease = _executing(ctx, cmd, T.SUBMIT.value)
+    move, lease = _executing(ctx, cmd)
+    item = move.item
     hashes = payload_field(cmd, "artifactHashes", list)
     if not hashes or not all(is_sha256_id(h) for h in hashes):
         raise invalid("A submission names at least one Artifact by its sha256: hash.")
@@ -353,43 +325,27 @@ def submit(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             rule="§13.2 submission includes Evidence mapped to acceptance criteria",
             missing=missing,
         )
-    released = leases.close(ctx, lease, "released", "submitted")
+    released = leases.close(ctx, lease, LT.RELEASE, "submitted")
     submission = {
         "artifactHashes": sorted(set(hashes)),
         "evidenceIds": [e["evidenceId"] for e in evidence],
         "submittedAt": ctx.now.text,
     }
-    yield item_draft(
-        item,
-        "work.submitted",
-        to="submitted",
+    yield move.draft(
         submission=submission,
         evidence=evidence,
         leases=leases.documents(released),
     )
 
 
-@command("work.fail", actors=("agent",))
+@command(C.WORK_FAIL, actors=("agent",))
 def fail(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The owner (citing its lease) or the Coordinator fails the WorkItem with Evidence."""
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    mission = ctx.mission_of(cmd.group_id)
-    if cmd.actor_id == mission.coordinator_agent_id and (
-        item.owner is None or item.owner["agentId"] != cmd.actor_id
-    ):
-        fences.coordinator(ctx, cmd)
-    else:
-        fences.owner(ctx, cmd, item)
-        if item.state is W.ACTIVE:
-            fences.execution_lease(ctx, cmd, item)
-    fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
-    WORK_ITEM_TABLE.lookup(item.state, T.FAIL, subject=item.work_item_id)
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    item = move.item
     evidence = _evidence(ctx, item, cmd.payload.get("evidence"), "A failure")
-    closed = leases.close_all_of_item(ctx, item, "revoked", "failed")
-    yield item_draft(
-        item,
-        "work.failed",
-        to="failed",
+    closed = leases.close_all_of_item(ctx, item, LT.REVOKE, "failed")
+    yield move.draft(
         reason=cmd.payload.get("reason", "failed"),
         permanent=bool(cmd.payload.get("permanent", False)),
         attempt=item.attempts,

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from ...protocol.documents.kinds import ExtensionCommandKind as XC
+from ...protocol.documents.mission import GroupState
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.tables import WorkItemState
 from ..command import CommandView, Draft
@@ -30,8 +32,8 @@ from ..context import Context, forbidden, invalid, payload_field
 from ..reducers.knowledge import FORWARDED, PUBLISHED, RECEIVED, forward_key, knowledge_key
 from ..registry import command
 
-PUBLISH = "ext.missionweaveprotocol.knowledge.publish"
-FORWARD = "ext.missionweaveprotocol.knowledge.forward"
+PUBLISH = XC.KNOWLEDGE_PUBLISH
+FORWARD = XC.KNOWLEDGE_FORWARD
 
 #: Classifications that may become Organization-wide knowledge.
 PUBLISHABLE = frozenset({"public", "internal"})
@@ -135,7 +137,7 @@ def forward(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     target = ctx.group(target_id)
     if target_id == cmd.group_id:
         raise invalid("The Artifact already belongs to this Group; name another Group.")
-    if target.state != "active":
+    if target.state != GroupState.ACTIVE:
         raise ProtocolError(
             ErrorCode.INVALID_STATE_TRANSITION,
             f"Group {target_id} is {target.state}; only an active Group receives Artifacts.",

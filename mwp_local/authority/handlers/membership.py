@@ -10,13 +10,24 @@ from collections.abc import Generator
 from typing import Any
 
 from ...protocol.documents import validate
+from ...protocol.documents.kinds import CommandKind as C
+from ...protocol.documents.kinds import EventKind as E
 from ...protocol.errors import ErrorCode, ProtocolError
+from ...protocol.tables import (
+    OWNED_STATES,
+    UNFINISHED_STATES,
+    MembershipState,
+    MembershipTransition,
+)
 from ...protocol.timestamps import parse_timestamp
 from ..command import CommandView, Draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..model import LIMIT_MEMBER
 from ..registry import command
-from .mission import _membership_document
+from .mission import _membership_document, membership_state
+
+MS = MembershipState
+MT = MembershipTransition
 
 _ROLES = {"mission_owner", "coordinator", "worker", "reviewer", "observer", "work_delegate"}
 
@@ -28,15 +39,15 @@ def _may_manage(ctx: Context, cmd: CommandView) -> None:
         raise forbidden("Only the Coordinator or the MissionOwner manages Memberships (§8).")
 
 
-@command("membership.change", actors=("agent", "human", "service"))
+@command(C.MEMBERSHIP_CHANGE, actors=("agent", "human", "service"))
 def change(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Grant or change a Membership; the new Membership has the next epoch."""
     _may_manage(ctx, cmd)
     mission = ctx.mission_of(cmd.group_id)
     member = payload_field(cmd, "member", dict)
     role = payload_field(cmd, "role")
-    state = cmd.payload.get("state", "provisional")
-    if role not in _ROLES or state not in ("provisional", "active"):
+    state = cmd.payload.get("state", str(MS.PROVISIONAL))
+    if role not in _ROLES or state not in ctx.tables.membership.row(MT.GRANT).targets:
         raise invalid(f"Unknown role {role!r} or state {state!r}.")
     if role in ("mission_owner", "coordinator"):
         raise invalid(f"The {role} Membership follows the Mission, not membership.change.")
@@ -52,7 +63,11 @@ def change(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             details={"expectedRevision": expected, "currentRevision": current},
             rule="§15.3 Membership change is compare-and-set",
         )
-    if existing and existing.role in ("mission_owner", "coordinator") and existing.state != "ended":
+    if (
+        existing
+        and existing.role in ("mission_owner", "coordinator")
+        and existing.state != MS.ENDED
+    ):
         raise invalid(f"{member.get('id')} holds the {existing.role} role; it cannot be changed.")
     group = ctx.group(cmd.group_id)
     doc = _membership_document(
@@ -62,28 +77,33 @@ def change(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         member={"type": member["type"], "id": member["id"]},
         role=role,
         epoch=current + 1,
-        state=state,
+        state=ctx.tables.membership.target(
+            membership_state(existing),
+            MT.GRANT if existing is None or existing.state == MS.ENDED else MT.CHANGE,
+            MS(state),
+        ),
         scopes=cmd.payload.get("scopes"),
         visibility_start=int(cmd.payload.get("visibilityStartSequence", group.last_sequence + 1)),
     )
-    if state == "provisional" and "provisionalExpiresAt" in cmd.payload:
+    if state == MS.PROVISIONAL and "provisionalExpiresAt" in cmd.payload:
         doc["provisionalExpiresAt"] = cmd.payload["provisionalExpiresAt"]
     yield Draft(
-        kind="membership.changed",
+        kind=E.MEMBERSHIP_CHANGED,
         group_id=cmd.group_id,
         payload={"missionId": mission.mission_id, "membership": doc},
     )
 
 
-@command("membership.end", actors=("agent", "human", "service"))
+@command(C.MEMBERSHIP_END, actors=("agent", "human", "service"))
 def end(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """End a Membership (no WorkItems or review obligations remain)."""
     _may_manage(ctx, cmd)
     mission = ctx.mission_of(cmd.group_id)
     principal = payload_field(cmd, "principalId")
     existing = ctx.state.memberships.get((mission.group_id, principal))
-    if existing is None or existing.state == "ended":
+    if not ctx.tables.membership.is_allowed(membership_state(existing), MT.END):
         raise invalid(f"{principal} has no Membership to end in this Group.")
+    assert existing is not None
     if existing.role in ("mission_owner", "coordinator"):
         raise invalid(f"The {existing.role} Membership cannot be ended this way.")
     owned = [
@@ -92,29 +112,30 @@ def end(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         if i.group_id == mission.group_id
         and i.owner
         and i.owner["agentId"] == principal
-        and str(i.state) in ("queued", "active", "blocked", "submitted")
+        and i.state in OWNED_STATES
     ]
     if owned:
         raise invalid(f"{principal} still owns WorkItems: {', '.join(sorted(owned))}.")
     doc = dict(existing.document)
-    doc.update(state="ended", endedAt=ctx.now.text, membershipEpoch=existing.epoch + 1)
+    ended = ctx.tables.membership.lookup(membership_state(existing), MT.END).targets[0]
+    doc.update(state=str(ended), endedAt=ctx.now.text, membershipEpoch=existing.epoch + 1)
     yield Draft(
-        kind="membership.ended",
+        kind=E.MEMBERSHIP_ENDED,
         group_id=cmd.group_id,
         payload={"missionId": mission.mission_id, "membership": doc},
     )
 
 
-@command("membership.grant_delegation", coordinator=True)
+@command(C.MEMBERSHIP_GRANT_DELEGATION, coordinator=True)
 def grant_delegation(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The current Coordinator grants scoped work authority to a work_delegate (§9.1)."""
     mission = ctx.mission_of(cmd.group_id)
     grantee = payload_field(cmd, "granteeAgentId")
     membership = ctx.state.memberships.get((mission.group_id, grantee))
-    if membership is None or membership.role != "work_delegate" or membership.state != "active":
+    if membership is None or membership.role != "work_delegate" or membership.state != MS.ACTIVE:
         raise invalid(f"{grantee} needs an active work_delegate Membership to receive a Grant.")
     target = ctx.work_item(cmd.payload.get("targetWorkItemId"), cmd.group_id)
-    if str(target.state) in ("failed", "cancelled", "verified"):
+    if target.state not in UNFINISHED_STATES:
         raise invalid(f"The target {target.work_item_id} is {target.state}.")
     budget = payload_field(cmd, "budget", dict)
     missing = [m for m in ("currency", *LIMIT_MEMBER.values()) if m not in budget]
@@ -144,7 +165,7 @@ def grant_delegation(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, No
     except ProtocolError as exc:
         raise invalid(f"The Grant is not valid: {exc.explanation}") from None
     yield Draft(
-        kind="membership.delegation.granted",
+        kind=E.MEMBERSHIP_DELEGATION_GRANTED,
         group_id=cmd.group_id,
         payload={"missionId": mission.mission_id, "grant": grant},
     )

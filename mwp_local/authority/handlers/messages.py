@@ -12,17 +12,19 @@ from dataclasses import replace
 from typing import Any
 
 from ...protocol.documents import validate
+from ...protocol.documents.kinds import CommandKind as C
+from ...protocol.documents.kinds import EventKind as E
 from ...protocol.errors import ProtocolError
 from .. import offline
 from ..command import CommandView, Draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..registry import command
 
-_KIND = {
-    "message.posted": "message",
-    "message.corrected": "correction",
-    "message.retracted": "retraction",
-    "message.redacted": "redaction",
+_KIND: dict[str, str] = {
+    E.MESSAGE_POSTED: "message",
+    E.MESSAGE_CORRECTED: "correction",
+    E.MESSAGE_RETRACTED: "retraction",
+    E.MESSAGE_REDACTED: "redaction",
 }
 
 
@@ -52,7 +54,7 @@ def _message(
         "author": cmd.actor,
         "kind": _KIND[event_kind],
         "authority": False,
-        "content": cmd.payload.get("content") or [{"type": "text", "text": event_kind}],
+        "content": cmd.payload.get("content") or [{"type": "text", "text": str(event_kind)}],
         "committedAt": ctx.now.text,
     }
     if target is not None:
@@ -69,7 +71,7 @@ def _message(
     return message
 
 
-@command("message.post", actors=("agent", "human"), extensions=(offline.BOUNDED_OFFLINE,))
+@command(C.MESSAGE_POST, actors=("agent", "human"), extensions=(offline.BOUNDED_OFFLINE,))
 def post(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Post a completed Message to a Conversation of the Group.
 
@@ -86,9 +88,9 @@ def post(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             f"{item.conversation_id}, not in {conversation}.",
             rule="§11.5 bounded offline execution",
         )
-    message = _message(ctx, cmd, "message.posted", conversation, None)
+    message = _message(ctx, cmd, E.MESSAGE_POSTED, conversation, None)
     draft = Draft(
-        kind="message.posted",
+        kind=E.MESSAGE_POSTED,
         group_id=cmd.group_id,
         conversation_id=conversation,
         work_item_id=cmd.payload.get("workItemId"),
@@ -109,7 +111,7 @@ def _follow_up(ctx: Context, cmd: CommandView, kind: str) -> Generator[Draft, An
     if original is None or original["groupId"] != cmd.group_id:
         raise invalid(f"There is no Message {target} in this Group.")
     mission = ctx.mission_of(cmd.group_id)
-    if kind == "message.redacted":
+    if kind == E.MESSAGE_REDACTED:
         if cmd.actor_id not in (mission.owner_id, mission.coordinator_agent_id):
             raise forbidden("Only the MissionOwner or Coordinator may redact (§9.1).")
         payload_field(cmd, "reason")
@@ -124,20 +126,20 @@ def _follow_up(ctx: Context, cmd: CommandView, kind: str) -> Generator[Draft, An
     )
 
 
-@command("message.correct", actors=("agent", "human"))
+@command(C.MESSAGE_CORRECT, actors=("agent", "human"))
 def correct(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Append a correction of an earlier Message."""
     payload_field(cmd, "content", list)
-    yield from _follow_up(ctx, cmd, "message.corrected")
+    yield from _follow_up(ctx, cmd, E.MESSAGE_CORRECTED)
 
 
-@command("message.retract", actors=("agent", "human"))
+@command(C.MESSAGE_RETRACT, actors=("agent", "human"))
 def retract(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Append a retraction of an earlier Message."""
-    yield from _follow_up(ctx, cmd, "message.retracted")
+    yield from _follow_up(ctx, cmd, E.MESSAGE_RETRACTED)
 
 
-@command("message.redact", actors=("agent", "human"))
+@command(C.MESSAGE_REDACT, actors=("agent", "human"))
 def redact(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Append an auditable redaction (with a policy reason)."""
-    yield from _follow_up(ctx, cmd, "message.redacted")
+    yield from _follow_up(ctx, cmd, E.MESSAGE_REDACTED)

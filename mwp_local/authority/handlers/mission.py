@@ -1,8 +1,9 @@
 """Mission lifecycle Commands (§7, §14): creation, Coordinator lease, approval, termination.
 
-Every state change goes through ``MISSION_TABLE``; terminal Mission states propagate to the
-Mission's unfinished WorkItems (§10.2 last row) and to child Missions, and a child Mission's
-approval or failure propagates to its parent WorkItem (§14).
+Each handler decides its row of the Mission table (``decide``); terminal Mission states
+propagate to the Mission's unfinished WorkItems (§10.2 last row) and to child Missions, and a
+child Mission's approval or failure propagates to its parent WorkItem (§14): those rows are
+driven by a cause, decided with ``follow`` inside the Command that caused them.
 """
 
 from __future__ import annotations
@@ -10,25 +11,36 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from ...protocol.documents.kinds import CommandKind as C
+from ...protocol.documents.kinds import EventKind as E
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.hashing import is_sha256_id
 from ...protocol.signing import profile_for, verify_parsed
 from ...protocol.tables import (
-    MISSION_TABLE,
-    WORK_ITEM_TABLE,
+    LeaseTransition,
+    MembershipState,
     MissionState,
     MissionTransition,
-    WorkItemState,
     WorkTransition,
 )
 from ...protocol.timestamps import parse_timestamp
 from .. import budgets, leases
-from ..command import CommandView, Draft, item_draft
+from ..command import CommandView, Draft
 from ..context import Context, forbidden, invalid, payload_field
-from ..model import MissionRecord
+from ..decide import Decision, Subject, decide, follow, item_subject, mission_subject, named_item
+from ..guards import unfinished_work
+from ..model import MembershipRecord, MissionRecord
 from ..registry import command
 
 MT = MissionTransition
+LT = LeaseTransition
+#: The Mission rows that cancel, and so propagate the cancellation to child Missions.
+_CANCELLING = (MT.CANCEL, MT.PARENT_CANCELLED)
+
+
+def membership_state(membership: MembershipRecord | None) -> MembershipState:
+    """A member's state in the membership table (``NONE`` when it has no Membership)."""
+    return MembershipState.NONE if membership is None else MembershipState(membership.state)
 
 
 def _mission_document(
@@ -39,6 +51,7 @@ def _mission_document(
     group_id: str,
     owner: dict[str, str],
     coordinator: dict[str, Any],
+    state: MissionState,
     parent: dict[str, Any] | None = None,
     follow_up_to: str | None = None,
 ) -> dict[str, Any]:
@@ -54,7 +67,7 @@ def _mission_document(
         "definitionOfDone": p["definitionOfDone"],
         "missionOwner": owner,
         "coordinator": coordinator,
-        "state": "active",
+        "state": str(state),
         "budget": p["budget"],
         "deadline": p["deadline"],
         "approvalPolicy": p.get(
@@ -83,7 +96,7 @@ def _membership_document(
     member: dict[str, str],
     role: str,
     epoch: int,
-    state: str = "active",
+    state: MembershipState = MembershipState.ACTIVE,
     scopes: list[str] | None = None,
     visibility_start: int = 0,
 ) -> dict[str, Any]:
@@ -93,13 +106,13 @@ def _membership_document(
         "groupId": group_id,
         "member": member,
         "role": role,
-        "state": state,
+        "state": str(state),
         "membershipEpoch": epoch,
         "scopes": scopes or ["group:all"],
         "visibilityStartSequence": visibility_start,
         "grantedAt": ctx.now.text,
     }
-    if state == "active":
+    if state is MembershipState.ACTIVE:
         doc["activatedAt"] = ctx.now.text
     return doc
 
@@ -132,6 +145,7 @@ def _coordinator_for(
 def _create(
     ctx: Context,
     cmd: CommandView,
+    created: Decision,
     *,
     owner: dict[str, str],
     parent: dict[str, Any] | None = None,
@@ -155,6 +169,7 @@ def _create(
         group_id=group_id,
         owner=owner,
         coordinator=coordinator,
+        state=created.target,
         parent=parent,
         follow_up_to=follow_up_to,
     )
@@ -168,9 +183,8 @@ def _create(
         "mainConversationId": conversation,
         "createdAt": ctx.now.text,
     }
-    MISSION_TABLE.lookup(MissionState.NONE, MT(cmd.kind))
     yield Draft(
-        kind="mission.created",
+        kind=created.event,
         group_id=group_id,
         aggregate=("mission", mission_id),
         conversation_id=conversation,
@@ -188,7 +202,7 @@ def _create(
         ({"type": "agent", "id": coordinator_id}, "coordinator"),
     ):
         yield Draft(
-            kind="membership.changed",
+            kind=E.MEMBERSHIP_CHANGED,
             group_id=group_id,
             payload={
                 "missionId": mission_id,
@@ -199,30 +213,32 @@ def _create(
         )
 
 
-@command("mission.create", scope="create", actors=("human",))
+def _new_mission() -> Subject:
+    return Subject(None, MissionState.NONE)
+
+
+@command(C.MISSION_CREATE, scope="create", actors=("human",))
 def create(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """A human MissionOwner creates a root Mission, its Group and a Coordinator lease."""
-    yield from _create(ctx, cmd, owner=cmd.actor)
+    created = decide(ctx, cmd, ctx.tables.mission, _new_mission)
+    yield from _create(ctx, cmd, created, owner=cmd.actor)
 
 
-@command("mission.create_follow_up", scope="create", actors=("human",))
+@command(C.MISSION_CREATE_FOLLOW_UP, scope="create", actors=("human",))
 def create_follow_up(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The same human creates a follow-up linked to an approved Mission (§7.1)."""
-    previous_id = payload_field(cmd, "followUpToMissionId")
-    previous = ctx.state.missions.get(previous_id)
-    if previous is None or previous.state is not MissionState.APPROVED:
-        raise invalid(f"A follow-up must link to an approved Mission; {previous_id} is not one.")
-    if previous.owner_id != cmd.actor_id:
-        raise forbidden("Only the same human MissionOwner may create a follow-up Mission.")
-    yield from _create(ctx, cmd, owner=cmd.actor, follow_up_to=previous_id)
+    created = decide(ctx, cmd, ctx.tables.mission, _new_mission)
+    follow_up_to = cmd.payload["followUpToMissionId"]
+    yield from _create(ctx, cmd, created, owner=cmd.actor, follow_up_to=follow_up_to)
 
 
-@command("mission.create_child", actors=("agent",), coordinator=True)
+@command(C.MISSION_CREATE_CHILD, actors=("agent",), coordinator=True)
 def create_child(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The Parent Coordinator promotes a WorkItem to a child Mission (§14)."""
     parent_mission = ctx.mission_of(cmd.group_id)
-    item = ctx.work_item(cmd.payload.get("parentWorkItemId"), cmd.group_id)
-    WORK_ITEM_TABLE.lookup(item.state, WorkTransition.CREATE_CHILD, subject=item.work_item_id)
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd, "parentWorkItemId"))
+    created = decide(ctx, cmd, ctx.tables.mission, _new_mission)
+    item = move.item
     child_group = payload_field(cmd, "childGroupId")
     if child_group in ctx.state.groups:
         raise invalid(f"Group {child_group} already exists.")
@@ -239,11 +255,8 @@ def create_child(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     if deadline > parse_timestamp(item.contract["deadline"]):
         raise invalid("A child Mission's deadline must not be later than its parent WorkItem's.")
     child_id = cmd.payload["missionId"]
-    revoked = leases.close_all_of_item(ctx, item, "revoked", "child_mission_created")
-    yield item_draft(
-        item,
-        "mission.child.created",
-        to=str(WorkItemState.BLOCKED),
+    revoked = leases.close_all_of_item(ctx, item, LT.REVOKE, "child_mission_created")
+    yield move.draft(
         childMissionId=child_id,
         childGroupId=child_group,
         depth=depth,
@@ -252,6 +265,7 @@ def create_child(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     yield from _create(
         ctx,
         cmd,
+        created,
         owner=cmd.actor,
         parent={
             "missionId": parent_mission.mission_id,
@@ -273,13 +287,13 @@ def _ancestry_is_acyclic(ctx: Context, parent: MissionRecord, child_id: str) -> 
         current = ctx.state.missions.get(current.parent_mission_id or "")
 
 
-@command("mission.assign_coordinator", actors=("human", "service"), aggregate="mission")
+@command(C.MISSION_ASSIGN_COORDINATOR, actors=("human", "service"), aggregate="mission")
 def assign_coordinator(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The MissionOwner (or policy) appoints a Coordinator with a higher epoch (§7.2)."""
     mission = ctx.mission_of(cmd.group_id)
     if cmd.actor_type == "human" and cmd.actor_id != mission.owner_id:
         raise forbidden("Only the MissionOwner or Organization policy appoints a Coordinator.")
-    if mission.state in MISSION_TABLE.terminal:
+    if mission.state in ctx.tables.mission.terminal:
         raise ProtocolError(
             ErrorCode.INVALID_STATE_TRANSITION,
             f"Mission {mission.mission_id} is {mission.state}; it takes no new Coordinator.",
@@ -291,10 +305,10 @@ def assign_coordinator(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, 
     )
     old = ctx.state.leases.get(mission.coordinator_lease_id or "")
     closed = (
-        [leases.close(ctx, old, "revoked", "coordinator_replaced")] if old and old.is_active else []
+        [leases.close(ctx, old, LT.REVOKE, "coordinator_replaced")] if old and old.is_active else []
     )
     yield Draft(
-        kind="mission.coordinator.assigned",
+        kind=E.MISSION_COORDINATOR_ASSIGNED,
         group_id=cmd.group_id,
         aggregate=("mission", mission.mission_id),
         payload={
@@ -307,9 +321,13 @@ def assign_coordinator(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, 
         },
     )
     existing = ctx.state.memberships.get((mission.group_id, agent_id))
-    if existing is None or existing.role != "coordinator" or existing.state != "active":
+    if (
+        existing is None
+        or existing.role != "coordinator"
+        or existing.state != MembershipState.ACTIVE
+    ):
         yield Draft(
-            kind="membership.changed",
+            kind=E.MEMBERSHIP_CHANGED,
             group_id=cmd.group_id,
             payload={
                 "missionId": mission.mission_id,
@@ -325,7 +343,7 @@ def assign_coordinator(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, 
         )
 
 
-@command("mission.renew_coordinator", coordinator=True, aggregate="mission")
+@command(C.MISSION_RENEW_COORDINATOR, coordinator=True, aggregate="mission")
 def renew_coordinator(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The current Coordinator renews its lease (compare-and-set on the lease)."""
     mission = ctx.mission_of(cmd.group_id)
@@ -339,17 +357,21 @@ def renew_coordinator(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, N
         )
     renewed = leases.renew(ctx, lease, ctx.config.coordinator_lease_us)
     yield Draft(
-        kind="mission.coordinator.renewed",
+        kind=E.MISSION_COORDINATOR_RENEWED,
         group_id=cmd.group_id,
         payload={"missionId": mission.mission_id, "leases": leases.documents(renewed)},
     )
 
 
-@command("mission.submit_for_approval", coordinator=True, aggregate="mission")
+def _the_mission(ctx: Context, cmd: CommandView) -> Subject:
+    return mission_subject(ctx.mission_of(cmd.group_id))
+
+
+@command(C.MISSION_SUBMIT_FOR_APPROVAL, coordinator=True, aggregate="mission")
 def submit_for_approval(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Submit an exact Mission revision and Artifact set for approval (§7.3)."""
-    mission = ctx.mission_of(cmd.group_id)
-    MISSION_TABLE.lookup(mission.state, MT.SUBMIT_FOR_APPROVAL, subject=mission.mission_id)
+    move = decide(ctx, cmd, ctx.tables.mission, lambda: _the_mission(ctx, cmd))
+    mission = move.mission
     hashes = payload_field(cmd, "artifactHashes", list)
     if not hashes or not all(is_sha256_id(h) for h in hashes) or len(set(hashes)) != len(hashes):
         raise invalid("artifactHashes must be a non-empty list of distinct sha256: hashes.")
@@ -357,13 +379,8 @@ def submit_for_approval(ctx: Context, cmd: CommandView) -> Generator[Draft, Any,
         artifact = ctx.state.artifacts.get(h)
         if artifact is None or artifact["missionId"] != mission.mission_id:
             raise invalid(f"Artifact {h} was not published in this Mission.")
-    items = [i for i in ctx.state.work_items.values() if i.mission_id == mission.mission_id]
-    unfinished = [
-        i.work_item_id
-        for i in items
-        if i.state not in (WorkItemState.VERIFIED, WorkItemState.CANCELLED)
-    ]
-    if unfinished or not any(i.state is WorkItemState.VERIFIED for i in items):
+    unfinished, any_verified = unfinished_work(ctx, mission)
+    if unfinished or not any_verified:
         raise ProtocolError(
             ErrorCode.INVALID_STATE_TRANSITION,
             "Before submission every required WorkItem must be reviewed and verified; "
@@ -372,7 +389,7 @@ def submit_for_approval(ctx: Context, cmd: CommandView) -> Generator[Draft, Any,
             rule="§7.3 the Coordinator reviews all required results before submission",
         )
     yield Draft(
-        kind="mission.submitted_for_approval",
+        kind=move.event,
         group_id=cmd.group_id,
         aggregate=("mission", mission.mission_id),
         payload={
@@ -381,13 +398,6 @@ def submit_for_approval(ctx: Context, cmd: CommandView) -> Generator[Draft, Any,
             "artifactHashes": sorted(hashes),
         },
     )
-
-
-def _owner_only(ctx: Context, cmd: CommandView, mission: MissionRecord) -> None:
-    if cmd.actor_id != mission.owner_id:
-        raise forbidden(
-            f"Only the MissionOwner ({mission.owner_id}) may do this.", rule="§7.1 MissionOwner"
-        )
 
 
 def _approval(
@@ -417,15 +427,14 @@ def _approval(
     return dict(approval)
 
 
-@command("mission.approve", actors=("human", "agent"), aggregate="mission", cas=True)
+@command(C.MISSION_APPROVE, actors=("human", "agent"), aggregate="mission", cas=True)
 def approve(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The MissionOwner approves the exact submitted revision and Artifact set (§4.10)."""
-    mission = ctx.mission_of(cmd.group_id)
-    _owner_only(ctx, cmd, mission)
-    MISSION_TABLE.lookup(mission.state, MT.APPROVE, subject=mission.mission_id)
+    move = decide(ctx, cmd, ctx.tables.mission, lambda: _the_mission(ctx, cmd))
+    mission = move.mission
     approval = _approval(ctx, cmd, mission, "approved")
     approved = yield Draft(
-        kind="mission.approved",
+        kind=move.event,
         group_id=cmd.group_id,
         aggregate=("mission", mission.mission_id),
         payload={"missionId": mission.mission_id, "approval": approval},
@@ -434,96 +443,87 @@ def approve(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         yield from _to_parent(ctx, mission, WorkTransition.CHILD_APPROVED, approved, "approved")
 
 
-@command("mission.request_changes", actors=("human", "agent"), aggregate="mission")
+@command(C.MISSION_REQUEST_CHANGES, actors=("human", "agent"), aggregate="mission")
 def request_changes(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The MissionOwner asks for changes: the same Mission reopens (§7.3)."""
-    mission = ctx.mission_of(cmd.group_id)
-    _owner_only(ctx, cmd, mission)
-    MISSION_TABLE.lookup(mission.state, MT.REQUEST_CHANGES, subject=mission.mission_id)
+    move = decide(ctx, cmd, ctx.tables.mission, lambda: _the_mission(ctx, cmd))
+    mission = move.mission
     reason = payload_field(cmd, "reason")
     payload: dict[str, Any] = {"missionId": mission.mission_id, "reason": reason}
     if "approval" in cmd.payload:
         payload["approval"] = _approval(ctx, cmd, mission, "changes_requested")
     yield Draft(
-        kind="mission.changes_requested",
+        kind=move.event,
         group_id=cmd.group_id,
         aggregate=("mission", mission.mission_id),
         payload=payload,
     )
 
 
-@command("mission.cancel", actors=("human", "agent", "service"), aggregate="mission")
+@command(C.MISSION_CANCEL, actors=("human", "agent", "service"), aggregate="mission")
 def cancel(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The MissionOwner (or policy) cancels the Mission; cancellation propagates down (§7.1)."""
-    mission = ctx.mission_of(cmd.group_id)
-    if cmd.actor_type != "service":
-        _owner_only(ctx, cmd, mission)
-    yield from terminate_mission(
-        ctx, mission, MT.CANCEL, cmd.payload.get("reason", "cancelled"), None
-    )
+    ended = decide(ctx, cmd, ctx.tables.mission, lambda: _the_mission(ctx, cmd))
+    yield from terminate_mission(ctx, ended, cmd.payload.get("reason", "cancelled"), None)
 
 
-@command("mission.terminate", actors=("agent", "service"), aggregate="mission")
+@command(C.MISSION_TERMINATE, actors=("agent", "service"), aggregate="mission")
 def terminate(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The Coordinator or policy ends the Mission as failed (§7.1)."""
-    mission = ctx.mission_of(cmd.group_id)
-    yield from terminate_mission(
-        ctx, mission, MT.TERMINATE, cmd.payload.get("reason", "terminated"), None
-    )
+    ended = decide(ctx, cmd, ctx.tables.mission, lambda: _the_mission(ctx, cmd))
+    yield from terminate_mission(ctx, ended, cmd.payload.get("reason", "terminated"), None)
 
 
 def terminate_mission(
     ctx: Context,
-    mission: MissionRecord,
-    transition: MissionTransition,
+    ended: Decision,
     reason: str,
     cause: tuple[str, str] | None,
 ) -> Generator[Draft, Any, None]:
-    """Move a Mission to cancelled/failed and propagate to its WorkItems and children."""
-    target = MISSION_TABLE.lookup(mission.state, transition, subject=mission.mission_id).targets[0]
+    """Move a Mission to cancelled/failed (``ended``: its decided row) and propagate to its
+    WorkItems and children."""
+    mission, transition, target = ended.mission, ended.row.transition, ended.target
     automatic = cause is not None
-    ended = yield Draft(
-        kind="mission.cancelled" if target is MissionState.CANCELLED else "mission.terminated",
+    ended_event = yield Draft(
+        kind=ended.event,
         group_id=mission.group_id,
         aggregate=("mission", mission.mission_id),
         cause=cause,
         actor={"type": "service", "id": ctx.identity.authority_id} if automatic else None,
         payload={"missionId": mission.mission_id, "reason": reason, "propagation": str(transition)},
     )
-    item_target = (
-        WorkItemState.CANCELLED if target is MissionState.CANCELLED else WorkItemState.FAILED
-    )
+    work = ctx.tables.work_item
     items = sorted(
         (i for i in ctx.state.work_items.values() if i.mission_id == mission.mission_id),
         key=lambda i: i.work_item_id,
     )
     for item in items:
-        if not WORK_ITEM_TABLE.is_allowed(item.state, WorkTransition.PARENT_TERMINAL):
+        if not work.is_allowed(item.state, WorkTransition.PARENT_TERMINAL):
             continue
-        WORK_ITEM_TABLE.target(item.state, WorkTransition.PARENT_TERMINAL, item_target)
-        closed = leases.close_all_of_item(ctx, item, "revoked", f"mission_{target}")
-        yield item_draft(
-            item,
-            "work.cancelled" if item_target is WorkItemState.CANCELLED else "work.failed",
-            to=str(item_target),
+        move = follow(ctx, work, WorkTransition.PARENT_TERMINAL, item_subject(item))
+        closed = leases.close_all_of_item(ctx, item, LT.REVOKE, f"mission_{target}")
+        yield move.draft(
             group_id=mission.group_id,
-            cause=("event", ended["eventId"]),
+            cause=("event", ended_event["eventId"]),
             actor={"type": "service", "id": ctx.identity.authority_id},
             reason=f"mission {target}",
             leases=leases.documents(*closed),
         )
-    if target is MissionState.CANCELLED:
+    if transition in _CANCELLING:
         children = sorted(
             (m for m in ctx.state.missions.values() if m.parent_mission_id == mission.mission_id),
             key=lambda m: m.mission_id,
         )
         for child in children:
-            if MISSION_TABLE.is_allowed(child.state, MT.PARENT_CANCELLED):
+            if ctx.tables.mission.is_allowed(child.state, MT.PARENT_CANCELLED):
+                child_ended = follow(
+                    ctx, ctx.tables.mission, MT.PARENT_CANCELLED, mission_subject(child)
+                )
                 yield from terminate_mission(
-                    ctx, child, MT.PARENT_CANCELLED, "parent cancelled", ("event", ended["eventId"])
+                    ctx, child_ended, "parent cancelled", ("event", ended_event["eventId"])
                 )
     elif mission.parent_work_item_id:
-        yield from _to_parent(ctx, mission, WorkTransition.CHILD_FAILED, ended, "failed")
+        yield from _to_parent(ctx, mission, WorkTransition.CHILD_FAILED, ended_event, "failed")
 
 
 def _to_parent(
@@ -533,33 +533,26 @@ def _to_parent(
     child_event: dict[str, Any],
     outcome: str,
 ) -> Generator[Draft, Any, None]:
-    """Propagate a child Mission's approval or failure to its parent WorkItem (§14)."""
+    """Propagate a child Mission's approval or failure to its parent WorkItem (§14); a parent
+    the move leaves blocked keeps its leases and is told what resolves it."""
+    work = ctx.tables.work_item
     parent_item = ctx.state.work_items.get(child.parent_work_item_id or "")
-    if parent_item is None or not WORK_ITEM_TABLE.is_allowed(parent_item.state, transition):
+    if parent_item is None or not work.is_allowed(parent_item.state, transition):
         return
-    if transition is WorkTransition.CHILD_APPROVED:
-        target, kind = WorkItemState.VERIFIED, "work.result.accepted"
-    elif child.child_failure_policy == "fail":
-        target, kind = WorkItemState.FAILED, "work.failed"
-    else:
-        target, kind = WorkItemState.BLOCKED, "work.blocked"
-    WORK_ITEM_TABLE.target(parent_item.state, transition, target)
+    move = follow(ctx, work, transition, item_subject(parent_item), child=child)
     closed = (
-        leases.close_all_of_item(ctx, parent_item, "revoked", f"child_mission_{outcome}")
-        if target is not WorkItemState.BLOCKED
-        else []
+        []
+        if move.stays
+        else leases.close_all_of_item(ctx, parent_item, LT.REVOKE, f"child_mission_{outcome}")
     )
-    yield item_draft(
-        parent_item,
-        kind,
-        to=str(target),
+    yield move.draft(
         cause=("event", child_event["eventId"]),
         actor={"type": "service", "id": ctx.identity.authority_id},
         childMissionId=child.mission_id,
         childOutcome=outcome,
         childEventId=child_event["eventId"],
         requiredResolution="replan, revise scope, replace the child, or cancel"
-        if target is WorkItemState.BLOCKED
+        if move.stays
         else None,
         leases=leases.documents(*closed),
     )

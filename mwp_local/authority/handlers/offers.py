@@ -4,7 +4,8 @@ Ownership Epoch, and the execution-approval gate of risky work (§12).
 An offer reserves nothing; exclusive work goes to one candidate at a time, urgent work to a
 bounded set, and the winner's acceptance marks every other pending offer ``lost_race`` in the
 same Event, before any loser could start (MWP-WRK-004). Each offer records its structured
-selection basis (MWP-WRK-006).
+selection basis (MWP-WRK-006). Each handler decides its row of the WorkItem table; the offers
+themselves follow the offer table, and a just-in-time Membership the membership table.
 """
 
 from __future__ import annotations
@@ -12,20 +13,26 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from ...protocol.errors import ErrorCode, ProtocolError
+from ...protocol.documents.kinds import CommandKind as C
+from ...protocol.documents.kinds import EventKind as E
 from ...protocol.signing import profile_for, verify_parsed
-from ...protocol.tables import WORK_ITEM_TABLE, WorkItemState, WorkTransition
+from ...protocol.tables import (
+    LeaseTransition,
+    MembershipState,
+    MembershipTransition,
+    OfferStatus,
+    OfferTransition,
+)
 from ...protocol.timestamps import parse_timestamp
-from .. import delegation, fences, leases
+from .. import leases
 from ..command import CommandView, Draft, item_draft
-from ..context import Context, forbidden, invalid, payload_field
-from ..model import OfferRecord, WorkItemRecord
+from ..context import Context, invalid, payload_field
+from ..decide import decide, named_item
 from ..registry import command
-from .mission import _membership_document
-from .work import _coordinator_or_owner_human, complete_contract
+from .mission import _membership_document, membership_state
+from .work import complete_contract
 
-W = WorkItemState
-T = WorkTransition
+OT = OfferTransition
 MAX_URGENT_CANDIDATES = 5
 
 
@@ -58,31 +65,11 @@ def _version_satisfies(have: str, need: str) -> bool:
     return h[0] == n[0] and h >= n
 
 
-@command("work.offer", actors=("agent", "human"))
+@command(C.WORK_OFFER, actors=("agent", "human"))
 def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Offer a WorkItem durably to one Worker, or (urgent) to a bounded candidate set (§10.3)."""
-    role = _coordinator_or_owner_human(ctx, cmd, delegable=True)
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    grant_id = None
-    if role == "delegate":
-        grant = ctx.state.grants.get(cmd.payload.get("grantId", ""), {})
-        grant_id = delegation.check_use(
-            ctx,
-            cmd,
-            subject=item.work_item_id,
-            contract=item.contract,
-            budget_already_counted=item.work_item_id in grant.get("items", ()),
-        )["grantId"]
-    fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
-    WORK_ITEM_TABLE.lookup(item.state, T.OFFER, subject=item.work_item_id)
-    if item.owner is not None and fences.ownership_live(ctx, item):
-        raise ProtocolError(
-            ErrorCode.INVALID_STATE_TRANSITION,
-            f"WorkItem {item.work_item_id} still has a live owner "
-            f"({item.owner['agentId']}, Ownership Epoch {item.ownership_epoch}); it can be "
-            "re-offered only once that ownership has expired or been released.",
-            rule="§10.2 work.offer requires no live owner",
-        )
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    item, offers = move.item, ctx.tables.offer
     candidates = cmd.payload.get("offers")
     if candidates is None:
         candidates = [
@@ -124,28 +111,35 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
                 "agentId": agent_id,
                 "agentCardVersion": ctx.state.agents[agent_id].card_version,
                 "expiresAt": expires.text,
-                "status": "pending",
+                "status": str(offers.lookup(OfferStatus.NONE, OT.CREATE).targets[0]),
                 "verifiedMatches": matches,
             }
         )
-    withdrawn = [o for o in item.offer_ids if ctx.state.offers[o].status == "pending"]
+    withdrawn = [
+        o
+        for o in item.offer_ids
+        if offers.is_allowed(OfferStatus(ctx.state.offers[o].status), OT.WITHDRAW)
+    ]
     stale = []
     if item.owner is not None:
-        stale = leases.close_all_of_item(ctx, item, "expired", "ownership fenced for re-offer")
+        stale = leases.close_all_of_item(
+            ctx, item, LeaseTransition.EXPIRE, "ownership fenced for re-offer"
+        )
     if revised is not None:
         yield item_draft(
             item,
-            "work.contract.revised",
+            E.WORK_CONTRACT_REVISED,
             contract=revised,
             previousContractVersion=item.contract_version,
             renewedAcceptanceRequired=True,
             reason=cmd.payload.get("revisionReason", "contract corrected"),
         )
+    memberships = ctx.tables.membership
     for new in new_offers:
         mem = ctx.state.memberships.get((item.group_id, new["agentId"]))
-        if mem is None or mem.state == "ended":
+        if memberships.is_allowed(membership_state(mem), MembershipTransition.GRANT):
             yield Draft(
-                kind="membership.changed",
+                kind=E.MEMBERSHIP_CHANGED,
                 group_id=cmd.group_id,
                 payload={
                     "missionId": item.mission_id,
@@ -156,7 +150,7 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
                         member={"type": "agent", "id": new["agentId"]},
                         role="worker",
                         epoch=(mem.epoch + 1) if mem else 1,
-                        state="provisional",
+                        state=MembershipState.PROVISIONAL,
                         scopes=["work:" + item.work_item_id],
                         visibility_start=ctx.group(cmd.group_id).last_sequence + 1,
                     ),
@@ -164,20 +158,20 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             )
     item = ctx.state.work_items[item.work_item_id]
     yield Draft(
-        kind="work.offer.created",
+        kind=move.event,
         group_id=cmd.group_id,
         work_item_id=item.work_item_id,
         conversation_id=item.conversation_id,
         aggregate=("work_item", item.work_item_id),
         from_state=str(item.state),
-        to_state="offered",
+        to_state=str(move.target),
         payload={
             "missionId": item.mission_id,
             "workItemId": item.work_item_id,
             "contractVersion": contract["contractVersion"],
             "offers": [{k: v for k, v in o.items() if k != "verifiedMatches"} for o in new_offers],
             "withdrawnOfferIds": withdrawn,
-            "grantId": grant_id,
+            "grantId": move.grant_id,
             "urgent": len(new_offers) > 1,
             "selectionBasis": {
                 **basis,
@@ -194,53 +188,12 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     )
 
 
-def _offer_for(ctx: Context, cmd: CommandView, item: WorkItemRecord) -> OfferRecord:
-    offer_id = cmd.payload.get("offerId")
-    record = ctx.state.offers.get(offer_id) if isinstance(offer_id, str) else None
-    if record is None or record.work_item_id != item.work_item_id:
-        mine = [o for o in item.offer_ids if ctx.state.offers[o].agent_id == cmd.actor_id]
-        if not mine:
-            raise forbidden(f"{cmd.actor_id} holds no offer for {item.work_item_id}.")
-        record = ctx.state.offers[mine[-1]]
-    if record.agent_id != cmd.actor_id:
-        raise forbidden(f"Offer {record.offer_id} was made to {record.agent_id}, not to you.")
-    return record
-
-
-@command("work.accept_offer", cas=True)
+@command(C.WORK_ACCEPT_OFFER, cas=True)
 def accept_offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """The first valid acceptance atomically wins a new Ownership Epoch (§10.3, §15.3)."""
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    mine = [ctx.state.offers[o] for o in item.offer_ids]
-    mine = [o for o in mine if o.agent_id == cmd.actor_id]
-    if mine and mine[-1].status == "lost_race":
-        raise ProtocolError(
-            ErrorCode.WORK_ALREADY_OWNED,
-            f"Another candidate already won {item.work_item_id} "
-            f"(Ownership Epoch {item.ownership_epoch}); your offer was withdrawn.",
-            rule="§10.3 the first valid acceptance wins",
-        )
-    WORK_ITEM_TABLE.lookup(item.state, T.ACCEPT_OFFER, subject=item.work_item_id)
-    record = _offer_for(ctx, cmd, item)
-    if record.status != "pending" or ctx.now_us >= record.expires_us:
-        why = (
-            f"it expired at {record.expires_at}"
-            if record.status == "pending" or record.status == "expired"
-            else f"it is {record.status}"
-        )
-        raise ProtocolError(
-            ErrorCode.WORK_OFFER_EXPIRED,
-            f"Offer {record.offer_id} is no longer valid: {why}.",
-            rule="§10.2 offer expiry invalidates acceptance",
-        )
-    if record.contract_version != item.contract_version:
-        raise ProtocolError(
-            ErrorCode.WORK_OFFER_EXPIRED,
-            f"Offer {record.offer_id} was for contract version {record.contract_version}; the "
-            f"contract is now version {item.contract_version} and needs a new offer.",
-            rule="§10.1 a revised contract requires renewed acceptance",
-        )
-    fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    item, record, offers = move.item, move.offer, ctx.tables.offer
+    assert record is not None
     agent = ctx.state.agents[cmd.actor_id]
     pins = cmd.payload.get("capabilityPins") or _capability_match(
         ctx, cmd.actor_id, item.contract["requiredCapabilities"]
@@ -270,16 +223,17 @@ def accept_offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     losers = [
         o
         for o in item.offer_ids
-        if o != record.offer_id and ctx.state.offers[o].status == "pending"
+        if o != record.offer_id
+        and offers.is_allowed(OfferStatus(ctx.state.offers[o].status), OT.LOSE_RACE)
     ]
     yield Draft(
-        kind="work.offer.accepted",
+        kind=move.event,
         group_id=cmd.group_id,
         work_item_id=item.work_item_id,
         conversation_id=item.conversation_id,
         aggregate=("work_item", item.work_item_id),
-        from_state="offered",
-        to_state="queued",
+        from_state=str(move.source),
+        to_state=str(move.target),
         payload={
             "missionId": item.mission_id,
             "workItemId": item.work_item_id,
@@ -291,34 +245,28 @@ def accept_offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         },
     )
     mem = ctx.state.memberships.get((item.group_id, cmd.actor_id))
-    if mem is not None and mem.state == "provisional":
+    activate = MembershipTransition.ACTIVATE
+    if mem is not None and ctx.tables.membership.is_allowed(membership_state(mem), activate):
         doc = dict(mem.document)
-        doc.update(state="active", activatedAt=ctx.now.text)
+        active = ctx.tables.membership.lookup(membership_state(mem), activate).targets[0]
+        doc.update(state=str(active), activatedAt=ctx.now.text)
         yield Draft(
-            kind="membership.changed",
+            kind=E.MEMBERSHIP_CHANGED,
             group_id=cmd.group_id,
             payload={"missionId": item.mission_id, "membership": doc},
         )
 
 
 @command(
-    "approval.grant_execution",
+    C.APPROVAL_GRANT_EXECUTION,
     actors=("human", "agent", "service"),
     aggregate="work_item",
     cas=True,
 )
 def grant_execution(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """A signed Approval satisfies the pre-execution gate of a risky WorkItem (§12)."""
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    mission = ctx.mission_of(cmd.group_id)
-    WORK_ITEM_TABLE.lookup(item.state, T.GRANT_EXECUTION, subject=item.work_item_id)
-    if not needs_execution_approval(ctx, item):
-        raise invalid(f"WorkItem {item.work_item_id} needs no execution approval.")
-    required = item.contract["executionApproval"]
-    if required == "human_required" and cmd.actor_type != "human":
-        raise forbidden("This WorkItem's contract requires a human to approve execution.")
-    if cmd.actor_id != mission.owner_id and cmd.actor_type != "service":
-        raise forbidden("Only the MissionOwner or Organization policy grants execution approval.")
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    item = move.item
     approval = payload_field(cmd, "approval", dict)
     verified = verify_parsed(profile_for("approval"), approval, ctx.state.registry)
     if (
@@ -328,22 +276,4 @@ def grant_execution(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, Non
         or approval.get("workItemId") != item.work_item_id
     ):
         raise invalid("The Approval must be a work_execution approval of this WorkItem by you.")
-    yield item_draft(
-        item,
-        "approval.execution.granted",
-        to="queued",
-        approval=approval,
-    )
-
-
-def needs_execution_approval(ctx: Context, item: WorkItemRecord) -> bool:
-    """Whether policy places the item behind ``awaiting_execution_approval`` (§12)."""
-    contract = item.contract
-    if contract["executionApproval"] != "not_required":
-        return True
-    mission = ctx.state.missions[item.mission_id]
-    policy = mission.document.get("approvalPolicy", {})
-    return bool(policy.get("highRiskExecutionApproval")) and contract["sideEffectRisk"] in (
-        "high_risk",
-        "destructive",
-    )
+    yield move.draft(approval=approval)

@@ -1,7 +1,8 @@
 """Organization-scoped bootstrap Commands: Agent Card registration and Session opening (§6).
 
 Opening a replacement Session revokes every active Execution Lease of that Agent and returns
-those WorkItems to ``queued`` before the new runtime may start them again (§11.3, MWP-WRK-014).
+those WorkItems to ``queued`` before the new runtime may start them again (§11.3, MWP-WRK-014):
+the WorkItem table's ``session_replacement`` row, which the Session opening drives.
 """
 
 from __future__ import annotations
@@ -9,24 +10,23 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from ...protocol.documents.kinds import ExtensionCommandKind as XC
+from ...protocol.documents.kinds import ExtensionEventKind as XE
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.signing import profile_for, verify_parsed
-from ...protocol.tables import WORK_ITEM_TABLE, WorkItemState, WorkTransition
+from ...protocol.tables import LeaseTransition, WorkTransition
 from .. import leases
-from ..command import CommandView, Draft, item_draft
+from ..command import CommandView, Draft
 from ..context import Context, invalid, payload_field
+from ..decide import follow, item_subject
 from ..registry import command
 
-AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
-SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
-LEASE_REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
+AGENT_CARD_REGISTERED = XE.AGENT_CARD_REGISTERED
+SESSION_OPENED = XE.SESSION_OPENED
+LEASE_REVOKED = XE.LEASE_REVOKED
 
 
-@command(
-    "ext.missionweaveprotocol.registry.agent_card_register",
-    scope="organization",
-    actors=("service",),
-)
+@command(XC.AGENT_CARD_REGISTER, scope="organization", actors=("service",))
 def register_agent_card(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Register (or upgrade) an Organization-signed Agent Card."""
     card = payload_field(cmd, "agentCard", dict)
@@ -56,9 +56,7 @@ def register_agent_card(ctx: Context, cmd: CommandView) -> Generator[Draft, Any,
     )
 
 
-@command(
-    "ext.missionweaveprotocol.identity.session_open", scope="organization", actors=("service",)
-)
+@command(XC.SESSION_OPEN, scope="organization", actors=("service",))
 def open_session(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Issue Session Epoch n+1 to an Agent, fencing its previous runtime."""
     agent_id = payload_field(cmd, "agentId")
@@ -84,8 +82,10 @@ def open_session(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         lease = ctx.state.leases.get(item.execution_lease_id or "")
         if lease is None or lease.holder_agent_id != agent_id or not lease.is_active:
             continue
-        WORK_ITEM_TABLE.lookup(item.state, WorkTransition.SESSION_REPLACED)
-        revoked = leases.close(ctx, lease, "revoked", "session_replaced")
+        move = follow(
+            ctx, ctx.tables.work_item, WorkTransition.SESSION_REPLACED, item_subject(item)
+        )
+        revoked = leases.close(ctx, lease, LeaseTransition.REVOKE, "session_replaced")
         # Ownership stays with the Agent; its new runtime gets a bounded ownership lease to start
         # the item again under a new Execution Lease.
         ownership = leases.issue(
@@ -100,10 +100,7 @@ def open_session(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             ownership_epoch=item.ownership_epoch,
             start_by_us=ctx.now_us + ctx.config.start_by_us,
         )
-        yield item_draft(
-            item,
-            LEASE_REVOKED,
-            to=str(WorkItemState.QUEUED),
+        yield move.draft(
             cause=("event", opened["eventId"]),
             actor={"type": "service", "id": ctx.identity.authority_id},
             leaseId=lease.lease_id,

@@ -2,7 +2,9 @@
 with a complete Work Contract, insert dependencies (cycles refused), unblock, accept a reviewed
 result, cancel. Offers and ownership live in ``offers``.
 
-Every state change is looked up in ``WORK_ITEM_TABLE``.
+Each handler decides its row of the WorkItem table (``decide``: the row's fences, source states
+and guards) and keeps only what is its own: payload checks and building the Event, whose kind
+and recorded states come from the row.
 """
 
 from __future__ import annotations
@@ -11,24 +13,27 @@ from collections.abc import Generator, Iterable
 from typing import Any
 
 from ...protocol.documents import validate
+from ...protocol.documents.kinds import CommandKind as C
+from ...protocol.documents.kinds import EventKind as E
+from ...protocol.documents.kinds import ExtensionCommandKind as XC
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.signing import profile_for, verify_parsed
 from ...protocol.tables import (
     IN_STATE_ACTIONS,
-    WORK_ITEM_TABLE,
+    LeaseTransition,
     WorkItemAction,
     WorkItemState,
-    WorkTransition,
 )
 from ...protocol.timestamps import parse_timestamp
 from .. import budgets, delegation, fences, leases
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, forbidden, invalid, payload_field
+from ..decide import Subject, decide, named_item
 from ..isolation import check_group_artifacts
 from ..registry import command
 
 W = WorkItemState
-T = WorkTransition
+LT = LeaseTransition
 
 
 def complete_contract(contract: Any, what: str = "The Work Contract") -> dict[str, Any]:
@@ -44,25 +49,6 @@ def complete_contract(contract: Any, what: str = "The Work Contract") -> dict[st
             rule="§10.1 every WorkItem carries a complete, machine-readable Work Contract",
         ) from None
     return dict(contract)
-
-
-def _coordinator_or_owner_human(ctx: Context, cmd: CommandView, *, delegable: bool = False) -> str:
-    """Who may author work (§9.1): ``"coordinator"``, ``"owner"`` (the MissionOwner's audited
-    emergency override) or, when ``delegable``, ``"delegate"`` (the caller must then check the
-    cited Grant with ``delegation.check_use``)."""
-    mission = ctx.mission_of(cmd.group_id)
-    if cmd.actor_type == "agent" and cmd.actor_id == mission.coordinator_agent_id:
-        fences.coordinator(ctx, cmd)
-        return "coordinator"
-    if cmd.actor_id == mission.owner_id:
-        return "owner"
-    if delegable and cmd.actor_type == "agent" and "grantId" in cmd.payload:
-        return "delegate"
-    raise forbidden(
-        f"{cmd.kind} needs the current Coordinator, a scoped delegate citing its Grant, or the "
-        "MissionOwner's audited override.",
-        rule="§9.1 only the current Coordinator, a MissionOwner override or a delegate",
-    )
 
 
 def _dependency_cycle(ctx: Context, mission_id: str, start: str, adding: Iterable[str]) -> bool:
@@ -82,15 +68,15 @@ def _dependency_cycle(ctx: Context, mission_id: str, start: str, adding: Iterabl
     return False
 
 
-@command("work.propose", actors=("agent", "human"))
+@command(C.WORK_PROPOSE, actors=("agent", "human"))
 def propose(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Any Group member proposes work; no WorkItem (and no obligation) exists yet (§9)."""
-    WORK_ITEM_TABLE.lookup(W.NONE, T.PROPOSE)
+    move = decide(ctx, cmd, ctx.tables.work_item, lambda: Subject(None, W.NONE))
     proposal_id = cmd.payload.get("proposalId") or ctx.new_id("proposal")
     if proposal_id in ctx.state.proposals:
         raise invalid(f"Proposal {proposal_id} already exists.")
     yield Draft(
-        kind="work.proposed",
+        kind=move.event,
         group_id=cmd.group_id,
         payload={
             "missionId": ctx.mission_of(cmd.group_id).mission_id,
@@ -103,22 +89,28 @@ def propose(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     )
 
 
-@command("work.authorize", actors=("agent", "human"), aggregate=None)
-def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
-    """The Coordinator creates a WorkItem with a complete Work Contract (§10.1, §10.4)."""
-    role = _coordinator_or_owner_human(ctx, cmd, delegable=True)
-    mission = ctx.mission_of(cmd.group_id)
+def _new_item(ctx: Context, cmd: CommandView) -> Subject:
+    """The WorkItem ``work.authorize`` creates: not there yet, from an open Work Proposal when
+    the Command cites one."""
     work_item_id = payload_field(cmd, "workItemId")
     if work_item_id in ctx.state.work_items:
         raise invalid(f"WorkItem {work_item_id} already exists.")
     proposal_id = cmd.payload.get("proposalId")
-    source = W.NONE
-    if proposal_id is not None:
-        proposal = ctx.state.proposals.get(proposal_id)
-        if proposal is None or proposal.get("status") != "open":
-            raise invalid(f"There is no open Work Proposal {proposal_id}.")
-        source = W.PROPOSAL
-    WORK_ITEM_TABLE.lookup(source, T.AUTHORIZE)
+    if proposal_id is None:
+        return Subject(None, W.NONE)
+    proposal = ctx.state.proposals.get(proposal_id)
+    if proposal is None or proposal.get("status") != "open":
+        raise invalid(f"There is no open Work Proposal {proposal_id}.")
+    return Subject(None, W.PROPOSAL)
+
+
+@command(C.WORK_AUTHORIZE, actors=("agent", "human"), aggregate=None)
+def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+    """The Coordinator creates a WorkItem with a complete Work Contract (§10.1, §10.4)."""
+    move = decide(ctx, cmd, ctx.tables.work_item, lambda: _new_item(ctx, cmd))
+    mission = ctx.mission_of(cmd.group_id)
+    work_item_id = cmd.payload["workItemId"]
+    proposal_id = cmd.payload.get("proposalId")
     contract = complete_contract(cmd.payload.get("contract"))
     for h in contract["inputArtifacts"]:
         if h not in ctx.state.artifacts:
@@ -137,7 +129,7 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     if parent is not None:
         ctx.work_item(parent, cmd.group_id)
     grant_id = None
-    if role == "delegate":
+    if move.role == "delegate":
         if parent is None:
             raise forbidden("A delegate authorizes only descendants of its Grant's target.")
         grant_id = delegation.check_use(
@@ -149,7 +141,7 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         "groupId": mission.group_id,
         "conversationId": cmd.payload.get("conversationId") or ctx.new_id("conversation"),
         "revision": 1,
-        "state": "open",
+        "state": str(move.target),
         "exclusive": bool(cmd.payload.get("exclusive", True)),
         "contract": contract,
         "createdBy": (ctx.state.proposals[proposal_id]["proposer"] if proposal_id else cmd.actor),
@@ -157,25 +149,25 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         "createdAt": ctx.now.text,
     }
     yield Draft(
-        kind="work.authorized",
+        kind=move.event,
         group_id=cmd.group_id,
         work_item_id=work_item_id,
         conversation_id=doc["conversationId"],
         aggregate=("work_item", work_item_id),
-        from_state=str(source),
-        to_state="open",
+        from_state=str(move.source),
+        to_state=str(move.target),
         payload={
             "missionId": mission.mission_id,
             "workItem": doc,
             "proposalId": proposal_id,
             "parentWorkItemId": parent,
-            "override": role == "owner",
+            "override": move.role == "owner",
             "grantId": grant_id,
         },
     )
 
 
-@command("ext.missionweaveprotocol.core.dependency_insert", actors=("agent",), coordinator=True)
+@command(XC.DEPENDENCY_INSERT, actors=("agent",), coordinator=True)
 def insert_dependency(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Add dependencies to a WorkItem as discoveries occur; cycles are refused (§10.4)."""
     item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
@@ -204,7 +196,7 @@ def insert_dependency(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, N
     contract["contractVersion"] = item.contract_version + 1
     yield item_draft(
         item,
-        "work.contract.revised",
+        E.WORK_CONTRACT_REVISED,
         contract=contract,
         previousContractVersion=item.contract_version,
         renewedAcceptanceRequired=False,
@@ -212,23 +204,14 @@ def insert_dependency(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, N
     )
 
 
-@command("work.unblock", actors=("agent", "human"))
+@command(C.WORK_UNBLOCK, actors=("agent", "human"))
 def unblock(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Resolve a blocker: back to the queue while ownership lives, else re-open (§11.4)."""
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    is_owner = item.owner is not None and item.owner["agentId"] == cmd.actor_id
-    if not is_owner:
-        _coordinator_or_owner_human(ctx, cmd)
-    fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
-    WORK_ITEM_TABLE.lookup(item.state, T.UNBLOCK, subject=item.work_item_id)
-    if item.child_mission_id and ctx.state.missions[item.child_mission_id].state == "active":
-        raise invalid("The WorkItem waits for its child Mission; it cannot be unblocked by hand.")
-    blocked = ctx.state.leases.get(item.blocked_lease_id or "")
-    live = item.owner is not None and blocked is not None and blocked.live_at(ctx.now_us)
-    target = WORK_ITEM_TABLE.target(item.state, T.UNBLOCK, W.QUEUED if live else W.OPEN)
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    item, blocked, live = move.item, move.lease, move.ownership_live
     changed = []
     if blocked is not None and blocked.is_active:
-        changed.append(leases.close(ctx, blocked, "released" if live else "expired", "unblocked"))
+        changed.append(leases.close(ctx, blocked, LT.RELEASE if live else LT.EXPIRE, "unblocked"))
     if live:
         assert item.owner is not None
         agent = ctx.state.agents[item.owner["agentId"]]
@@ -246,21 +229,18 @@ def unblock(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
                 start_by_us=ctx.now_us + ctx.config.ownership_after_checkpoint_us,
             )
         )
-    yield item_draft(
-        item,
-        "work.unblocked",
-        to=str(target),
+    yield move.draft(
         resolution=payload_field(cmd, "resolution"),
-        toState=str(target),
+        toState=str(move.target),
         leases=leases.documents(*changed),
     )
 
 
-@command("work.accept_result", coordinator=True, aggregate="work_item")
+@command(C.WORK_ACCEPT_RESULT, coordinator=True, aggregate="work_item")
 def accept_result(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Coordinator review succeeded: the submission is verified (§13.2, MWP-WRK-025)."""
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    WORK_ITEM_TABLE.lookup(item.state, T.ACCEPT_RESULT, subject=item.work_item_id)
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    item = move.item
     review = cmd.payload.get("reviewEvidence", [])
     if not isinstance(review, list):
         raise invalid("reviewEvidence must be a list of signed Evidence documents.")
@@ -276,29 +256,20 @@ def accept_result(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]
             "attach Evidence from another reviewer.",
             rule="§7.2 never the sole reviewer of its own output",
         )
-    closed = leases.close_all_of_item(ctx, item, "released", "result accepted")
-    yield item_draft(
-        item,
-        "work.result.accepted",
-        to="verified",
+    closed = leases.close_all_of_item(ctx, item, LT.RELEASE, "result accepted")
+    yield move.draft(
         reviewEvidence=review,
         review=cmd.payload.get("review"),
         leases=leases.documents(*closed),
     )
 
 
-@command("work.cancel", actors=("agent", "human"))
+@command(C.WORK_CANCEL, actors=("agent", "human"))
 def cancel(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Cancel one WorkItem; its leases are revoked (§10.2, §12)."""
-    _coordinator_or_owner_human(ctx, cmd)
-    item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
-    WORK_ITEM_TABLE.lookup(item.state, T.CANCEL, subject=item.work_item_id)
-    closed = leases.close_all_of_item(ctx, item, "revoked", "cancelled")
-    yield item_draft(
-        item,
-        "work.cancelled",
-        to="cancelled",
+    move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
+    closed = leases.close_all_of_item(ctx, move.item, LT.REVOKE, "cancelled")
+    yield move.draft(
         reason=cmd.payload.get("reason", "cancelled"),
         leases=leases.documents(*closed),
     )

@@ -1,9 +1,10 @@
 """Reducers: how each Event kind changes the Authority's state, one module per area.
 
-Each reducer reads only the Event and the state before it. WorkItem and Mission moves go through
-the state tables again (``common.move``), so replaying a log also audits it: an Event that the
-tables would not allow makes replay fail with ``ReplayError`` instead of folding an impossible
-state. Importing this package registers every reducer with ``evolve``.
+Each reducer reads only the Event and the state before it. ``evolve`` has found the row of the
+state tables the Event records and checked it against the state (a ``Fold``'s ``step``), so a
+reducer applies the row's target and never names a state; replaying a log thereby audits it: an
+Event the tables would not allow makes replay fail with ``ReplayError`` instead of folding an
+impossible state. Importing this package registers every reducer with ``evolve``.
 """
 
 from . import knowledge, missions, organization, work

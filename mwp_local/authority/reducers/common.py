@@ -1,5 +1,8 @@
-"""Shared reducer helpers: finding the aggregate an Event names and moving it through the state
-tables again, so that replaying a log also audits it (``ReplayError`` for an impossible Event).
+"""Shared reducer helpers: finding the aggregate an Event names and applying the row it records.
+
+``evolve`` has already found the row (a ``Step``) and checked it against the state tables, so
+a reducer only applies ``step.target`` with the changes its Event kind brings; replaying a log
+thereby audits it (``ReplayError`` for an impossible Event).
 """
 
 from __future__ import annotations
@@ -7,22 +10,25 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...protocol.tables import (
-    MISSION_TABLE,
-    WORK_ITEM_TABLE,
-    MissionTransition,
-    WorkItemState,
-    WorkTransition,
-)
+from ...protocol.tables import LeaseState
+from ..evolve import Fold, ReplayError, Step
 from ..model import WorkItemRecord
 from ..state import AuthorityState
 
-
-class ReplayError(ValueError):
-    """The log holds an Event the state tables or the current state do not allow."""
+__all__ = [
+    "Fold",
+    "ReplayError",
+    "item_of",
+    "lease_of_type",
+    "mission_move",
+    "move",
+    "recorded",
+    "update",
+]
 
 
 def item_of(state: AuthorityState, event: dict[str, Any]) -> WorkItemRecord:
+    """The WorkItem the Event's payload names (``ReplayError`` if there is none)."""
     wid = event["payload"]["workItemId"]
     item = state.work_items.get(wid)
     if item is None:
@@ -30,24 +36,32 @@ def item_of(state: AuthorityState, event: dict[str, Any]) -> WorkItemRecord:
     return item
 
 
+def recorded(event: dict[str, Any], fold: Fold) -> Step:
+    """The row the Event records (``evolve`` found and checked it); ``ReplayError`` when the
+    tables say it records none (a table without the row the Event's kind needs)."""
+    step = fold.step
+    if step is None:
+        raise ReplayError(
+            f"Event {event['eventId']} ({event['kind']}) records no row of the state tables"
+        )
+    return step
+
+
 def move(
     state: AuthorityState,
     event: dict[str, Any],
     item: WorkItemRecord,
-    transition: WorkTransition,
-    target: WorkItemState,
+    fold: Fold,
     **changes: Any,
 ) -> None:
-    try:
-        WORK_ITEM_TABLE.target(item.state, transition, target, subject=item.work_item_id)
-    except Exception as exc:  # the log disagrees with the table
-        raise ReplayError(f"Event {event['eventId']} ({event['kind']}): {exc}") from None
-    update(state, event, item, state_=target, **changes)
+    """Move ``item`` to the target of the row the Event records, with ``changes``."""
+    update(state, event, item, state_=recorded(event, fold).target, **changes)
 
 
 def update(
     state: AuthorityState, event: dict[str, Any], item: WorkItemRecord, **changes: Any
 ) -> None:
+    """Replace ``item`` with ``changes``, stamped with the Event's revision, time and sequence."""
     if "state_" in changes:
         changes["state"] = changes.pop("state_")
     changes.setdefault("revision", event.get("aggregateRevision", item.revision))
@@ -59,20 +73,17 @@ def update(
 def mission_move(
     state: AuthorityState,
     event: dict[str, Any],
-    transition: MissionTransition,
+    fold: Fold,
     **changes: Any,
 ) -> None:
+    """Move the Event's Mission to the target of the row the Event records."""
     mission = state.missions[event["payload"]["missionId"]]
-    try:
-        target = MISSION_TABLE.lookup(mission.state, transition).targets[0]
-    except Exception as exc:
-        raise ReplayError(f"Event {event['eventId']} ({event['kind']}): {exc}") from None
     state.put(
         "missions",
         mission.mission_id,
         replace(
             mission,
-            state=target,
+            state=recorded(event, fold).target,
             revision=event["aggregateRevision"],
             last_sequence=event["sequence"],
             **changes,
@@ -81,7 +92,8 @@ def mission_move(
 
 
 def lease_of_type(event: dict[str, Any], lease_type: str) -> str | None:
+    """The ID of the active lease of ``lease_type`` the Event carries, if any."""
     for doc in event["payload"].get("leases", ()):
-        if doc["leaseType"] == lease_type and doc["state"] == "active":
+        if doc["leaseType"] == lease_type and doc["state"] == LeaseState.ACTIVE:
             return str(doc["leaseId"])
     return None

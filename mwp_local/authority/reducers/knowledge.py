@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..evolve import reducer
+from ...protocol.documents.kinds import ExtensionEventKind as XE
+from ..evolve import Fold, reducer
 from ..state import AuthorityState
 
-PUBLISHED = "ext.missionweaveprotocol.knowledge.published"
-FORWARDED = "ext.missionweaveprotocol.knowledge.forwarded"
-RECEIVED = "ext.missionweaveprotocol.knowledge.received"
+PUBLISHED = XE.KNOWLEDGE_PUBLISHED
+FORWARDED = XE.KNOWLEDGE_FORWARDED
+RECEIVED = XE.KNOWLEDGE_RECEIVED
 
 
 def knowledge_key(artifact_hash: str) -> str:
@@ -33,16 +34,16 @@ def _fact(event: dict[str, Any]) -> dict[str, Any]:
 
 
 @reducer(PUBLISHED)
-def _published(state: AuthorityState, event: dict[str, Any]) -> None:
+def _published(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     state.put("meta", knowledge_key(event["payload"]["artifactHash"]), _fact(event))
 
 
 @reducer(FORWARDED)
-def _forwarded(state: AuthorityState, event: dict[str, Any]) -> None:
+def _forwarded(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     state.put("meta", forward_key(payload["targetGroupId"], payload["artifactHash"]), _fact(event))
 
 
 @reducer(RECEIVED)
-def _received(state: AuthorityState, event: dict[str, Any]) -> None:
+def _received(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     """Informational in the target Group: the grant was folded from the forwarded fact."""

@@ -1,35 +1,28 @@
-"""Reducers of Mission, Coordinator and Membership Events (§7, §8, §14)."""
+"""Reducers of Mission, Coordinator and Membership Events (§7, §8, §14).
+
+Mission moves apply the row ``evolve`` found; every Membership document is checked against the
+membership table (a Membership never goes where the table does not lead).
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from ...protocol.tables import (
-    MISSION_TABLE,
-    MissionState,
-    MissionTransition,
-    WorkItemState,
-    WorkTransition,
-)
+from ...protocol.documents.kinds import EventKind as E
+from ...protocol.tables import MembershipState
 from .. import budgets
-from ..evolve import reducer
+from ..evolve import Fold, reducer
 from ..model import GroupRecord, MembershipRecord, MissionRecord
 from ..state import AuthorityState
-from .common import ReplayError, item_of, mission_move, move
-
-W = WorkItemState
-T = WorkTransition
+from .common import ReplayError, item_of, mission_move, move, recorded
 
 
-@reducer("mission.created")
-def _mission_created(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.MISSION_CREATED)
+def _mission_created(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     doc, group = payload["mission"], payload["group"]
-    try:
-        MISSION_TABLE.lookup(MissionState.NONE, MissionTransition.CREATE)
-    except Exception as exc:  # pragma: no cover - the row always exists
-        raise ReplayError(str(exc)) from None
+    target = recorded(event, fold).target
     state.put(
         "groups",
         group["groupId"],
@@ -47,7 +40,7 @@ def _mission_created(state: AuthorityState, event: dict[str, Any]) -> None:
         MissionRecord(
             mission_id=doc["missionId"],
             group_id=doc["groupId"],
-            state=MissionState.ACTIVE,
+            state=target,
             revision=event["aggregateRevision"],
             objective=doc["objective"],
             owner_type=doc["missionOwner"]["type"],
@@ -78,15 +71,14 @@ def _mission_created(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("mission.child.created")
-def _child_created(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.MISSION_CHILD_CREATED)
+def _child_created(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     item = item_of(state, event)
     move(
         state,
         event,
         item,
-        T.CREATE_CHILD,
-        W.BLOCKED,
+        fold,
         child_mission_id=event["payload"]["childMissionId"],
         execution_lease_id=None,
         ownership_lease_id=None,
@@ -94,9 +86,17 @@ def _child_created(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("membership.changed", "membership.ended")
-def _membership(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.MEMBERSHIP_CHANGED, E.MEMBERSHIP_ENDED)
+def _membership(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     doc = event["payload"]["membership"]
+    known = state.memberships.get((doc["groupId"], doc["member"]["id"]))
+    source = MembershipState.NONE if known is None else MembershipState(known.state)
+    if fold.tables.membership.between(source, MembershipState(doc["state"])) is None:
+        raise ReplayError(
+            f"Event {event['eventId']} ({event['kind']}): the Membership of "
+            f"{doc['member']['id']} cannot go from '{source}' to '{doc['state']}' "
+            "(Membership state table)"
+        )
     state.put(
         "memberships",
         (doc["groupId"], doc["member"]["id"]),
@@ -112,8 +112,8 @@ def _membership(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("mission.coordinator.assigned")
-def _coordinator_assigned(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.MISSION_COORDINATOR_ASSIGNED)
+def _coordinator_assigned(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     mission = state.missions[payload["missionId"]]
     coordinator = payload["coordinator"]
@@ -133,34 +133,30 @@ def _coordinator_assigned(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("mission.submitted_for_approval")
-def _submitted_for_approval(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.MISSION_COORDINATOR_RENEWED)
+def _coordinator_renewed(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
+    """The renewed Coordinator lease is folded from ``payload.leases``; nothing else changes."""
+
+
+@reducer(E.MISSION_SUBMITTED_FOR_APPROVAL)
+def _submitted_for_approval(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     mission_move(
         state,
         event,
-        MissionTransition.SUBMIT_FOR_APPROVAL,
+        fold,
         submitted_revision=payload["missionRevision"],
         submitted_artifacts=tuple(payload["artifactHashes"]),
     )
 
 
-@reducer("mission.approved")
-def _approved(state: AuthorityState, event: dict[str, Any]) -> None:
-    mission_move(state, event, MissionTransition.APPROVE)
+@reducer(E.MISSION_APPROVED, E.MISSION_CHANGES_REQUESTED, E.MISSION_CANCELLED, E.MISSION_TERMINATED)
+def _mission_moved(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
+    """Approved, reopened for changes, cancelled or failed: the row's target, nothing else."""
+    mission_move(state, event, fold)
 
 
-@reducer("mission.changes_requested")
-def _changes_requested(state: AuthorityState, event: dict[str, Any]) -> None:
-    mission_move(state, event, MissionTransition.REQUEST_CHANGES)
-
-
-@reducer("mission.cancelled", "mission.terminated")
-def _mission_ended(state: AuthorityState, event: dict[str, Any]) -> None:
-    mission_move(state, event, MissionTransition(event["payload"]["propagation"]))
-
-
-@reducer("membership.delegation.granted")
-def _grant(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.MEMBERSHIP_DELEGATION_GRANTED)
+def _grant(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     grant = event["payload"]["grant"]
     state.put("grants", grant["grantId"], {**grant, "used": {}, "items": ()})

@@ -5,20 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ...protocol.documents.kinds import EventKind as E
+from ...protocol.documents.kinds import ExtensionEventKind as XE
 from ...protocol.registry import KeyBinding, Principal
-from ...protocol.tables import WorkItemState, WorkTransition
 from ...protocol.timestamps import parse_timestamp
-from ..evolve import reducer
+from ..evolve import Fold, reducer
 from ..model import AgentRecord
 from ..state import AuthorityState
 from .common import item_of, lease_of_type, move
 
-W = WorkItemState
-T = WorkTransition
 
-
-@reducer("ext.missionweaveprotocol.registry.agent_card_registered")
-def _agent_card(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(XE.AGENT_CARD_REGISTERED)
+def _agent_card(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     card = event["payload"]["agentCard"]
     known = state.agents.get(card["agentId"])
     state.put(
@@ -49,35 +47,36 @@ def _agent_card(state: AuthorityState, event: dict[str, Any]) -> None:
         state.set_registry(registry)
 
 
-@reducer("ext.missionweaveprotocol.identity.session_opened")
-def _session(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(XE.SESSION_OPENED)
+def _session(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     agent = state.agents[event["payload"]["agentId"]]
     state.put(
         "agents", agent.agent_id, replace(agent, session_epoch=event["payload"]["sessionEpoch"])
     )
 
 
-@reducer("ext.missionweaveprotocol.core.lease_revoked")
-def _lease_revoked(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(XE.LEASE_REVOKED)
+def _lease_revoked(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
+    """A revocation that records a row (a replacement Session's, §11.3) moves the item; the
+    revoked lease itself is folded from ``payload.leases``."""
     item = item_of(state, event)
-    if event["payload"].get("reason") == "session_replaced":
+    if fold.step is not None:
         move(
             state,
             event,
             item,
-            T.SESSION_REPLACED,
-            W.QUEUED,
+            fold,
             execution_lease_id=None,
             ownership_lease_id=lease_of_type(event, "ownership"),
         )
 
 
-@reducer("ext.missionweaveprotocol.core.lease_expired")
-def _lease_expired(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(XE.LEASE_EXPIRED)
+def _lease_expired(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     """Expiry is recorded on the lease itself (``payload.leases``); the state stays."""
 
 
-@reducer("message.posted", "message.corrected", "message.retracted", "message.redacted")
-def _message(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.MESSAGE_POSTED, E.MESSAGE_CORRECTED, E.MESSAGE_RETRACTED, E.MESSAGE_REDACTED)
+def _message(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     message = event["payload"]["message"]
     state.put("messages", message["messageId"], message)

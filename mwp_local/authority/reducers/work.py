@@ -5,33 +5,52 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...protocol.tables import WORK_ITEM_TABLE, WorkItemState, WorkTransition
+from ...protocol.documents.kinds import EventKind as E
+from ...protocol.documents.kinds import ExtensionEventKind as XE
+from ...protocol.tables import OfferStatus, OfferTransition
 from .. import budgets
-from ..evolve import micros, reducer
+from ..evolve import Fold, ReplayError, micros, reducer
 from ..model import OfferRecord, WorkItemRecord
 from ..state import AuthorityState
-from .common import ReplayError, item_of, lease_of_type, move, update
+from .common import item_of, lease_of_type, move, recorded, update
 
-W = WorkItemState
-T = WorkTransition
+OT = OfferTransition
 
 
-@reducer("work.proposed")
-def _proposed(state: AuthorityState, event: dict[str, Any]) -> None:
+def _offer_moved(
+    state: AuthorityState, event: dict[str, Any], fold: Fold, offer_id: str, how: OT
+) -> None:
+    """Move one offer through the offer table (``ReplayError`` if the table forbids it). An
+    offer already where the move leads stays there: a ``work.offer`` that revises the contract
+    first withdraws the pending offers in the revision's Event, then lists them again as
+    withdrawn by the new offer."""
+    offer = state.offers[offer_id]
+    row = fold.tables.offer.row(how)
+    if offer.status not in row.targets:
+        try:
+            fold.tables.offer.lookup(OfferStatus(offer.status), how, subject=offer_id)
+        except Exception as exc:
+            raise ReplayError(f"Event {event['eventId']} ({event['kind']}): {exc}") from None
+    state.put("offers", offer_id, replace(offer, status=str(row.targets[0])))
+
+
+def _withdrawable(fold: Fold, offer: OfferRecord) -> bool:
+    return fold.tables.offer.is_allowed(OfferStatus(offer.status), OT.WITHDRAW)
+
+
+@reducer(E.WORK_PROPOSED)
+def _proposed(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
+    recorded(event, fold)
     state.put("proposals", payload["proposalId"], {**payload, "status": "open"})
 
 
-@reducer("work.authorized")
-def _authorized(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_AUTHORIZED)
+def _authorized(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     doc = payload["workItem"]
     proposal_id = payload.get("proposalId")
-    source = W.PROPOSAL if proposal_id else W.NONE
-    try:
-        WORK_ITEM_TABLE.target(source, T.AUTHORIZE, W.OPEN)
-    except Exception as exc:  # pragma: no cover
-        raise ReplayError(str(exc)) from None
+    target = recorded(event, fold).target
     if proposal_id:
         state.put(
             "proposals", proposal_id, {**state.proposals[proposal_id], "status": "authorized"}
@@ -44,7 +63,7 @@ def _authorized(state: AuthorityState, event: dict[str, Any]) -> None:
             mission_id=doc["missionId"],
             group_id=doc["groupId"],
             conversation_id=doc["conversationId"],
-            state=W.OPEN,
+            state=target,
             revision=event["aggregateRevision"],
             exclusive=doc["exclusive"],
             contract=doc["contract"],
@@ -67,25 +86,25 @@ def _authorized(state: AuthorityState, event: dict[str, Any]) -> None:
     _charge_grant(state, payload.get("grantId"), state.work_items[doc["workItemId"]])
 
 
-@reducer("work.contract.revised")
-def _contract_revised(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_CONTRACT_REVISED)
+def _contract_revised(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     item = item_of(state, event)
     if payload.get("renewedAcceptanceRequired"):
         for offer_id in item.offer_ids:
-            offer = state.offers[offer_id]
-            if offer.status == "pending":
-                state.put("offers", offer_id, replace(offer, status="withdrawn"))
+            if _withdrawable(fold, state.offers[offer_id]):
+                _offer_moved(state, event, fold, offer_id, OT.WITHDRAW)
     update(state, event, item, contract=payload["contract"])
 
 
-@reducer("work.offer.created")
-def _offer_created(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_OFFER_CREATED)
+def _offer_created(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     item = item_of(state, event)
     for offer_id in payload["withdrawnOfferIds"]:
-        state.put("offers", offer_id, replace(state.offers[offer_id], status="withdrawn"))
+        _offer_moved(state, event, fold, offer_id, OT.WITHDRAW)
     new_ids = []
+    created = str(fold.tables.offer.lookup(OfferStatus.NONE, OT.CREATE).targets[0])
     for offer in payload["offers"]:
         expires = micros(offer["expiresAt"])
         assert expires is not None
@@ -101,6 +120,7 @@ def _offer_created(state: AuthorityState, event: dict[str, Any]) -> None:
                 contract_version=payload["contractVersion"],
                 expires_at=offer["expiresAt"],
                 expires_us=expires,
+                status=created,
             ),
         )
         new_ids.append(offer["offerId"])
@@ -110,8 +130,7 @@ def _offer_created(state: AuthorityState, event: dict[str, Any]) -> None:
         state,
         event,
         item,
-        T.OFFER,
-        W.OFFERED,
+        fold,
         offer_ids=(*item.offer_ids, *new_ids),
         selection_basis=payload["selectionBasis"],
         owner=None if fenced else item.owner,
@@ -121,22 +140,19 @@ def _offer_created(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("work.offer.accepted")
-def _offer_accepted(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_OFFER_ACCEPTED)
+def _offer_accepted(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     item = item_of(state, event)
-    state.put(
-        "offers", payload["offerId"], replace(state.offers[payload["offerId"]], status="accepted")
-    )
+    _offer_moved(state, event, fold, payload["offerId"], OT.ACCEPT)
     for offer_id in payload["lostOfferIds"]:
-        state.put("offers", offer_id, replace(state.offers[offer_id], status="lost_race"))
+        _offer_moved(state, event, fold, offer_id, OT.LOSE_RACE)
     owner = payload["owner"]
     move(
         state,
         event,
         item,
-        T.ACCEPT_OFFER,
-        W.QUEUED,
+        fold,
         owner=owner,
         ownership_epoch=owner["ownershipEpoch"],
         ownership_lease_id=owner["ownershipLeaseId"],
@@ -147,22 +163,21 @@ def _offer_accepted(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("approval.execution.granted")
-def _execution_granted(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.APPROVAL_EXECUTION_GRANTED)
+def _execution_granted(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     item = item_of(state, event)
-    move(state, event, item, T.GRANT_EXECUTION, W.QUEUED, execution_approved=True)
+    move(state, event, item, fold, execution_approved=True)
 
 
-@reducer("work.started")
-def _started(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_STARTED)
+def _started(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     payload = event["payload"]
     item = item_of(state, event)
     move(
         state,
         event,
         item,
-        T.START,
-        W.ACTIVE,
+        fold,
         execution_lease_id=payload["executionLeaseId"],
         ownership_lease_id=None,
         attempts=payload["attempt"],
@@ -170,23 +185,22 @@ def _started(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("work.progressed")
-def _progressed(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_PROGRESSED)
+def _progressed(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     item = item_of(state, event)
     progress = event["payload"].get("progress")
     update(state, event, item, progress=progress if progress is not None else item.progress)
 
 
-@reducer("work.checkpointed")
-def _checkpointed(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_CHECKPOINTED)
+def _checkpointed(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     item = item_of(state, event)
     point = event["payload"]["checkpoint"]
     move(
         state,
         event,
         item,
-        T.CHECKPOINT,
-        W.QUEUED,
+        fold,
         execution_lease_id=None,
         ownership_lease_id=lease_of_type(event, "ownership"),
         last_checkpoint=point,
@@ -194,20 +208,19 @@ def _checkpointed(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("work.blocked")
-def _blocked(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_BLOCKED)
+def _blocked(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     item = item_of(state, event)
     payload = event["payload"]
     if "childMissionId" in payload:  # a child Mission failed under the "block" policy
-        move(state, event, item, T.CHILD_FAILED, W.BLOCKED)
+        move(state, event, item, fold)
         return
     point = payload["checkpoint"]
     move(
         state,
         event,
         item,
-        T.BLOCK,
-        W.BLOCKED,
+        fold,
         execution_lease_id=None,
         blocked_lease_id=lease_of_type(event, "blocked"),
         last_checkpoint=point,
@@ -215,25 +228,25 @@ def _blocked(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("work.unblocked")
-def _unblocked(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_UNBLOCKED)
+def _unblocked(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     item = item_of(state, event)
-    target = W(event["payload"]["toState"])
     ownership = lease_of_type(event, "ownership")
+    # Back in its queue the owner keeps the item under a new ownership lease; re-opened, the
+    # item has no owner any more.
     move(
         state,
         event,
         item,
-        T.UNBLOCK,
-        target,
+        fold,
         blocked_lease_id=None,
         ownership_lease_id=ownership,
-        owner=item.owner if target is W.QUEUED else None,
+        owner=item.owner if ownership is not None else None,
     )
 
 
-@reducer("artifact.published")
-def _artifact(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.ARTIFACT_PUBLISHED)
+def _artifact(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     manifest = event["payload"]["artifact"]
     state.put("artifacts", manifest["contentHash"], manifest)
     item = item_of(state, event)
@@ -246,8 +259,8 @@ def _artifact(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("ext.missionweaveprotocol.core.resource_usage_recorded")
-def _usage(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(XE.RESOURCE_USAGE_RECORDED)
+def _usage(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     delta = {
         dim: event["payload"]["delta"][member]
         for dim, member in budgets.DELTA_MEMBER.items()
@@ -263,16 +276,15 @@ def _usage(state: AuthorityState, event: dict[str, Any]) -> None:
         key = ledger.parent
 
 
-@reducer("work.submitted")
-def _submitted(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_SUBMITTED)
+def _submitted(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     item = item_of(state, event)
     payload = event["payload"]
     move(
         state,
         event,
         item,
-        T.SUBMIT,
-        W.SUBMITTED,
+        fold,
         execution_lease_id=None,
         submission=payload["submission"],
         submitted_artifacts=tuple(payload["submission"]["artifactHashes"]),
@@ -280,56 +292,16 @@ def _submitted(state: AuthorityState, event: dict[str, Any]) -> None:
     )
 
 
-@reducer("work.result.accepted")
-def _result_accepted(state: AuthorityState, event: dict[str, Any]) -> None:
-    item = item_of(state, event)
-    transition = T.CHILD_APPROVED if "childMissionId" in event["payload"] else T.ACCEPT_RESULT
-    move(
-        state,
-        event,
-        item,
-        transition,
-        W.VERIFIED,
-        execution_lease_id=None,
-        ownership_lease_id=None,
-        blocked_lease_id=None,
-    )
-
-
-def _terminal_transition(
-    state: AuthorityState, event: dict[str, Any], fallback: WorkTransition
-) -> WorkTransition:
-    if event["cause"]["type"] == "event" and "childMissionId" in event["payload"]:
-        return T.CHILD_FAILED
-    if event["cause"]["type"] == "event":
-        return T.PARENT_TERMINAL
-    return fallback
-
-
-@reducer("work.failed")
-def _failed(state: AuthorityState, event: dict[str, Any]) -> None:
+@reducer(E.WORK_RESULT_ACCEPTED, E.WORK_FAILED, E.WORK_CANCELLED)
+def _finished(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
+    """Verified (by review or by the child Mission's approval), failed or cancelled: every
+    lease of the item is gone."""
     item = item_of(state, event)
     move(
         state,
         event,
         item,
-        _terminal_transition(state, event, T.FAIL),
-        W.FAILED,
-        execution_lease_id=None,
-        ownership_lease_id=None,
-        blocked_lease_id=None,
-    )
-
-
-@reducer("work.cancelled")
-def _cancelled(state: AuthorityState, event: dict[str, Any]) -> None:
-    item = item_of(state, event)
-    move(
-        state,
-        event,
-        item,
-        _terminal_transition(state, event, T.CANCEL),
-        W.CANCELLED,
+        fold,
         execution_lease_id=None,
         ownership_lease_id=None,
         blocked_lease_id=None,

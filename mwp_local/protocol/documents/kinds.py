@@ -1,9 +1,10 @@
 """The Command and Event kind vocabularies of sections 15.1 and 15.2, as data.
 
 Owns the core Command kinds and core Event kinds (each a :class:`StrEnum` whose values are the
-wire strings, in the order the specification lists them), the Organization-scoped bootstrap
-kinds, the kinds whose authority is the Coordinator lease, and the extension-kind pattern. The
-Command and Event schemas enumerate exactly these lists. It must not decide whether a kind is
+wire strings, in the order the specification lists them), the extension kinds this
+implementation interprets, the Organization-scoped bootstrap kinds, the kinds whose authority is
+the Coordinator lease, and the extension-kind pattern. The Command and Event schemas enumerate
+exactly the core lists. It must not decide whether a kind is
 allowed for an actor (the handlers do) or perform I/O.
 """
 
@@ -91,14 +92,45 @@ class EventKind(StrEnum):
     GROUP_ARCHIVED = "group.archived"
 
 
+class ExtensionCommandKind(StrEnum):
+    """The extension Command kinds this implementation interprets (section 18). The Command
+    schema admits them by ``EXTENSION_KIND_PATTERN``, not by enumeration."""
+
+    AGENT_CARD_REGISTER = "ext.missionweaveprotocol.registry.agent_card_register"
+    SESSION_OPEN = "ext.missionweaveprotocol.identity.session_open"
+    DEPENDENCY_INSERT = "ext.missionweaveprotocol.core.dependency_insert"
+    EXECUTION_LEASE_RENEW = "ext.missionweaveprotocol.core.execution_lease_renew"
+    RESOURCE_USAGE_RECORD = "ext.missionweaveprotocol.core.resource_usage_record"
+    KNOWLEDGE_PUBLISH = "ext.missionweaveprotocol.knowledge.publish"
+    KNOWLEDGE_FORWARD = "ext.missionweaveprotocol.knowledge.forward"
+
+
+class ExtensionEventKind(StrEnum):
+    """The extension Event kinds this implementation records (section 18)."""
+
+    AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
+    SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
+    LEASE_REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
+    LEASE_EXPIRED = "ext.missionweaveprotocol.core.lease_expired"
+    RESOURCE_USAGE_RECORDED = "ext.missionweaveprotocol.core.resource_usage_recorded"
+    KNOWLEDGE_PUBLISHED = "ext.missionweaveprotocol.knowledge.published"
+    KNOWLEDGE_FORWARDED = "ext.missionweaveprotocol.knowledge.forwarded"
+    KNOWLEDGE_RECEIVED = "ext.missionweaveprotocol.knowledge.received"
+
+
+#: Every Command kind this implementation knows (core and extension), by wire value.
+COMMAND_KINDS: Final = frozenset(CommandKind) | frozenset(ExtensionCommandKind)
+#: Every Event kind this implementation knows (core and extension), by wire value.
+EVENT_KINDS: Final = frozenset(EventKind) | frozenset(ExtensionEventKind)
+
 #: Organization-owned bootstrap Commands: no Group ID and no role or session epochs.
-AGENT_CARD_REGISTER: Final = "ext.missionweaveprotocol.registry.agent_card_register"
-SESSION_OPEN: Final = "ext.missionweaveprotocol.identity.session_open"
+AGENT_CARD_REGISTER: Final = ExtensionCommandKind.AGENT_CARD_REGISTER.value
+SESSION_OPEN: Final = ExtensionCommandKind.SESSION_OPEN.value
 ORGANIZATION_SCOPED_COMMAND_KINDS: Final = (AGENT_CARD_REGISTER, SESSION_OPEN)
 
 #: Organization-scoped facts: no Group ID, Group sequence or aggregate revision.
-AGENT_CARD_REGISTERED: Final = "ext.missionweaveprotocol.registry.agent_card_registered"
-SESSION_OPENED: Final = "ext.missionweaveprotocol.identity.session_opened"
+AGENT_CARD_REGISTERED: Final = ExtensionEventKind.AGENT_CARD_REGISTERED.value
+SESSION_OPENED: Final = ExtensionEventKind.SESSION_OPENED.value
 ORGANIZATION_SCOPED_EVENT_KINDS: Final = (AGENT_CARD_REGISTERED, SESSION_OPENED)
 
 #: Commands whose authority is the current Coordinator lease: an Agent actor and a

@@ -1,104 +1,117 @@
 """The Mission lifecycle of §7.1, as data.
 
 ``NONE`` is the pre-state before creation; ``approved``, ``cancelled`` and ``failed`` are
-terminal (an approved Mission is never reopened: corrections are follow-up Missions).
+terminal (an approved Mission is never reopened: corrections are follow-up Missions). Each row
+names the Command kind (or the cause) that drives it, the Event kinds that record it and the
+Authority's guards (``mwp_local.authority.guards`` defines each name).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
+from ..documents.kinds import CommandKind as C
+from ..documents.kinds import EventKind as E
 from ..documents.mission import MissionState
-from .core import Row, TransitionTable
+from .core import Mark, Row, TransitionTable
 
 
 class MissionTransition(StrEnum):
     """The Commands and causes of §7.1."""
 
-    CREATE = "mission.create"
-    CREATE_FOLLOW_UP = "mission.create_follow_up"
-    CREATE_CHILD = "mission.create_child"
-    SUBMIT_FOR_APPROVAL = "mission.submit_for_approval"
-    REQUEST_CHANGES = "mission.request_changes"
-    APPROVE = "mission.approve"
-    CANCEL = "mission.cancel"
+    CREATE = C.MISSION_CREATE.value
+    CREATE_FOLLOW_UP = C.MISSION_CREATE_FOLLOW_UP.value
+    CREATE_CHILD = C.MISSION_CREATE_CHILD.value
+    SUBMIT_FOR_APPROVAL = C.MISSION_SUBMIT_FOR_APPROVAL.value
+    REQUEST_CHANGES = C.MISSION_REQUEST_CHANGES.value
+    APPROVE = C.MISSION_APPROVE.value
+    CANCEL = C.MISSION_CANCEL.value
     PARENT_CANCELLED = "parent_cancellation_propagation"
-    TERMINATE = "mission.terminate"
+    TERMINATE = C.MISSION_TERMINATE.value
     CHILD_FAILURE_PROPAGATION = "child_failure_propagation"
 
 
 M = MissionState
+MT = MissionTransition
 _NON_TERMINAL = frozenset({M.ACTIVE, M.AWAITING_APPROVAL})
 
 MISSION_TABLE: TransitionTable[MissionState, MissionTransition] = TransitionTable(
     "Mission",
     (
         Row(
+            transition=MT.CREATE,
             sources=frozenset({M.NONE}),
-            transition=MissionTransition.CREATE,
             targets=(M.ACTIVE,),
-            guards=("human_mission_owner", "coordinator_lease"),
+            events=(E.MISSION_CREATED,),
             note="human MissionOwner, possibly through the control plane",
         ),
         Row(
+            transition=MT.CREATE_FOLLOW_UP,
             sources=frozenset({M.NONE}),
-            transition=MissionTransition.CREATE_FOLLOW_UP,
             targets=(M.ACTIVE,),
-            guards=("same_human_mission_owner", "linked_approved_mission"),
+            events=(E.MISSION_CREATED,),
+            mark=Mark(("payload", "mission", "followUpToMissionId")),
+            guards=("linked_approved_mission", "same_mission_owner"),
             note="the same human MissionOwner",
         ),
         Row(
+            transition=MT.CREATE_CHILD,
             sources=frozenset({M.NONE}),
-            transition=MissionTransition.CREATE_CHILD,
             targets=(M.ACTIVE,),
-            guards=("parent_coordinator", "linked_parent_work_item"),
+            events=(E.MISSION_CREATED,),
+            mark=Mark(("payload", "mission", "parent")),
             note="Parent Coordinator as child MissionOwner",
         ),
         Row(
+            transition=MT.SUBMIT_FOR_APPROVAL,
             sources=frozenset({M.ACTIVE}),
-            transition=MissionTransition.SUBMIT_FOR_APPROVAL,
             targets=(M.AWAITING_APPROVAL,),
-            guards=("current_coordinator", "required_results_verified"),
+            events=(E.MISSION_SUBMITTED_FOR_APPROVAL,),
             note="current Coordinator",
         ),
         Row(
+            transition=MT.REQUEST_CHANGES,
             sources=frozenset({M.AWAITING_APPROVAL}),
-            transition=MissionTransition.REQUEST_CHANGES,
             targets=(M.ACTIVE,),
-            guards=("mission_owner",),
+            events=(E.MISSION_CHANGES_REQUESTED,),
+            fences=("mission_owner",),
             note="MissionOwner",
         ),
         Row(
+            transition=MT.APPROVE,
             sources=frozenset({M.AWAITING_APPROVAL}),
-            transition=MissionTransition.APPROVE,
             targets=(M.APPROVED,),
-            guards=("mission_owner", "exact_revision_and_artifacts"),
+            events=(E.MISSION_APPROVED,),
+            fences=("mission_owner",),
             note="MissionOwner",
         ),
         Row(
+            transition=MT.CANCEL,
             sources=_NON_TERMINAL,
-            transition=MissionTransition.CANCEL,
             targets=(M.CANCELLED,),
-            guards=("mission_owner_or_policy",),
+            events=(E.MISSION_CANCELLED,),
+            fences=("mission_owner_or_policy",),
             note="MissionOwner or Organization policy",
         ),
         Row(
+            transition=MT.PARENT_CANCELLED,
             sources=_NON_TERMINAL,
-            transition=MissionTransition.PARENT_CANCELLED,
             targets=(M.CANCELLED,),
+            events=(E.MISSION_CANCELLED,),
             note="parent-cancellation propagation",
         ),
         Row(
+            transition=MT.TERMINATE,
             sources=_NON_TERMINAL,
-            transition=MissionTransition.TERMINATE,
             targets=(M.FAILED,),
-            guards=("coordinator_or_policy",),
+            events=(E.MISSION_TERMINATED,),
             note="Coordinator or Organization policy",
         ),
         Row(
+            transition=MT.CHILD_FAILURE_PROPAGATION,
             sources=_NON_TERMINAL,
-            transition=MissionTransition.CHILD_FAILURE_PROPAGATION,
             targets=(M.FAILED,),
+            events=(E.MISSION_TERMINATED,),
             note="declared child-failure propagation",
         ),
     ),
