@@ -69,6 +69,13 @@ notebook("02_work_contracts_and_state_machine.ipynb", [
        "`INVALID_STATE_TRANSITION`."),
     code("from mwp_local.render.svg import state_machine_svg, allowed_transitions_html\n"
          "display(HTML(state_machine_svg('open') + allowed_transitions_html('open')))"),
+    md("Each edge is a row of the table: the Command (or the cause) that drives it, the Event "
+       "kinds that record it, and the guards the Authority runs, in order. The Mission has its "
+       "own table (§7.1), drawn the same way; an `approved` Mission is never reopened."),
+    code("from mwp_local.render.svg import mission_machine_svg\n"
+         "from mwp_local.protocol.tables import MISSION_TABLE\n"
+         "display(HTML(mission_machine_svg('active')\n"
+         "             + allowed_transitions_html('active', MISSION_TABLE)))"),
     code("b.refuse('MWP-WRK-003', 'INVALID_STATE_TRANSITION', 'coordinator', 'work.accept_result',\n"
          "         {'workItemId': WID})"),
     code("b.accept('MWP-WRK-003', 'coordinator', 'work.offer', b.offer_payload(WID))"),

@@ -1,14 +1,24 @@
-"""SVG drawings computed in Python: the §10.2 state machine from the table itself, and a
-Mission's WorkItem DAG coloured by state. Pure functions returning SVG text, so they render
-everywhere (JupyterLab, saved notebooks, static exports) and can be golden-tested.
+"""SVG drawings computed in Python: the state machines drawn from their tables (the WorkItem
+machine of §10.2 and the Mission lifecycle of §7.1), and a Mission's WorkItem DAG coloured by
+state. Pure functions returning SVG text, so they render everywhere (JupyterLab, saved
+notebooks, static exports) and can be golden-tested. Every edge is a row of the table the
+Authority decides and replays with: change a row and the drawing follows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from html import escape
+from typing import Any
 
-from ..protocol.tables import WORK_ITEM_TABLE, WorkItemState
+from ..protocol.tables import (
+    MISSION_TABLE,
+    WORK_ITEM_TABLE,
+    MissionState,
+    TransitionTable,
+    WorkItemState,
+)
 
 #: Fill colour of each WorkItem state.
 STATE_COLOURS: Mapping[str, str] = {
@@ -24,10 +34,19 @@ STATE_COLOURS: Mapping[str, str] = {
     "failed": "#fb6a4a",
     "cancelled": "#bdbdbd",
 }
+#: Fill colour of each Mission state.
+MISSION_STATE_COLOURS: Mapping[str, str] = {
+    "none": "#eeeeee",
+    "active": "#fdae6b",
+    "awaiting_approval": "#c7e9c0",
+    "approved": "#74c476",
+    "failed": "#fb6a4a",
+    "cancelled": "#bdbdbd",
+}
 
 #: Where each state of the WorkItem machine is drawn (column, row): the happy path runs left to
 #: right, detours below.
-_POSITIONS: Mapping[WorkItemState, tuple[int, int]] = {
+_POSITIONS: Mapping[StrEnum, tuple[int, int]] = {
     WorkItemState.NONE: (0, 0),
     WorkItemState.PROPOSAL: (0, 1),
     WorkItemState.OPEN: (1, 0),
@@ -39,6 +58,16 @@ _POSITIONS: Mapping[WorkItemState, tuple[int, int]] = {
     WorkItemState.BLOCKED: (4, 1),
     WorkItemState.FAILED: (2, 2),
     WorkItemState.CANCELLED: (5, 2),
+}
+#: Where each Mission state is drawn: creation, work and approval left to right, the two
+#: other terminal states below.
+_MISSION_POSITIONS: Mapping[StrEnum, tuple[int, int]] = {
+    MissionState.NONE: (0, 0),
+    MissionState.ACTIVE: (1, 0),
+    MissionState.AWAITING_APPROVAL: (2, 0),
+    MissionState.APPROVED: (3, 0),
+    MissionState.FAILED: (1, 1),
+    MissionState.CANCELLED: (2, 1),
 }
 _W, _H, _DX, _DY = 118, 34, 150, 90
 
@@ -52,28 +81,37 @@ def _svg_open(width: float, height: float) -> str:
     )
 
 
-def _centre(state: WorkItemState) -> tuple[float, float]:
-    col, row = _POSITIONS[state]
+def _centre(positions: Mapping[StrEnum, tuple[int, int]], state: StrEnum) -> tuple[float, float]:
+    col, row = positions[state]
     return 20 + col * _DX + _W / 2, 20 + row * _DY + _H / 2
 
 
-def state_machine_svg(current: str | None = None) -> str:
-    """The WorkItem state machine drawn from ``WORK_ITEM_TABLE``; ``current`` is highlighted and
-    the transitions allowed from it are drawn bold."""
-    allowed_from = WorkItemState(current) if current else None
-    edges: dict[tuple[WorkItemState, WorkItemState], list[str]] = {}
-    for state, transition, table_row in WORK_ITEM_TABLE.pairs():
+def table_svg(
+    table: TransitionTable[Any, Any],
+    positions: Mapping[StrEnum, tuple[int, int]],
+    colours: Mapping[str, str],
+    current: str | None = None,
+) -> str:
+    """A state machine drawn from ``table``: one box per state at ``positions`` (column, row),
+    one arrow per (source, target) pair of its rows, titled with the rows' transitions;
+    ``current`` is outlined and the transitions allowed from it are drawn bold. Two states
+    joined both ways get two bent arrows, so neither hides the other."""
+    allowed_from = next((s for s in positions if str(s) == current), None) if current else None
+    edges: dict[tuple[StrEnum, StrEnum], list[str]] = {}
+    for state, transition, table_row in table.pairs():
         for target in table_row.targets:
             edges.setdefault((state, target), []).append(str(transition))
+    columns = max(col for col, _ in positions.values())
+    rows = max(row for _, row in positions.values())
     parts = [
-        _svg_open(40 + 6 * _DX + _W, 40 + 2 * _DY + _H),
+        _svg_open(40 + columns * _DX + _W, 40 + rows * _DY + _H),
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" '
         'markerHeight="6" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/>'
         "</marker></defs>",
     ]
     for (source, target), names in sorted(edges.items()):
-        x1, y1 = _centre(source)
-        x2, y2 = _centre(target)
+        x1, y1 = _centre(positions, source)
+        x2, y2 = _centre(positions, target)
         bold = allowed_from is not None and source is allowed_from
         width = 2.2 if bold else 0.8
         colour = "#d62728" if bold else "#888"
@@ -83,23 +121,45 @@ def state_machine_svg(current: str | None = None) -> str:
             path = f"M{x1 - 20},{top} C{x1 - 30},{y1 - 60} {x1 + 30},{y1 - 60} {x1 + 20},{top}"
         else:
             mx, my = (x1 + x2) / 2, (y1 + y2) / 2 - (25 if y1 == y2 and abs(x2 - x1) > _DX else 0)
+            if (target, source) in edges:  # bend each of the pair to its own side
+                length = max(((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5, 1.0)
+                mx, my = mx + 14 * (y2 - y1) / length, my - 14 * (x2 - x1) / length
             path = f"M{x1},{y1} Q{mx},{my} {x2},{y2}"
         parts.append(
             f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}" '
             f'marker-end="url(#arrow)"><title>{title}</title></path>'
         )
-    for state, (col, row) in _POSITIONS.items():
+    for state, (col, row) in positions.items():
         x, y = 20 + col * _DX, 20 + row * _DY
         is_current = current is not None and str(state) == current
         stroke = "#d62728" if is_current else "#444"
         parts.append(
             f'<g class="state" data-state="{state}"><rect x="{x}" y="{y}" width="{_W}" '
-            f'height="{_H}" rx="8" fill="{STATE_COLOURS[str(state)]}" stroke="{stroke}" '
+            f'height="{_H}" rx="8" fill="{colours[str(state)]}" stroke="{stroke}" '
             f'stroke-width="{3 if is_current else 1}"/><text x="{x + _W / 2}" y="{y + _H / 2 + 4}" '
             f'text-anchor="middle">{escape(str(state).replace("_", " "))}</text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def state_machine_svg(
+    current: str | None = None,
+    table: TransitionTable[Any, Any] = WORK_ITEM_TABLE,
+) -> str:
+    """The WorkItem state machine drawn from ``table`` (the Authority's ``WORK_ITEM_TABLE``
+    unless given another); ``current`` is highlighted and the transitions allowed from it are
+    drawn bold."""
+    return table_svg(table, _POSITIONS, STATE_COLOURS, current)
+
+
+def mission_machine_svg(
+    current: str | None = None,
+    table: TransitionTable[Any, Any] = MISSION_TABLE,
+) -> str:
+    """The Mission lifecycle of §7.1 drawn from ``table`` (``MISSION_TABLE`` unless given
+    another); ``current`` is highlighted and the transitions allowed from it are drawn bold."""
+    return table_svg(table, _MISSION_POSITIONS, MISSION_STATE_COLOURS, current)
 
 
 def dag_svg(
@@ -162,20 +222,30 @@ def dag_svg(
     return "".join(parts)
 
 
-def allowed_transitions_html(current: str | None) -> str:
-    """The transitions the §10.2 table allows from ``current``, with their targets and guards
-    (read from the same table the Authority uses)."""
+def allowed_transitions_html(
+    current: str | None, table: TransitionTable[Any, Any] = WORK_ITEM_TABLE
+) -> str:
+    """The transitions ``table`` (the §10.2 table unless given another) allows from
+    ``current``: each row's Command or cause, its targets, the Event kinds that record it and
+    the guards the Authority runs (read from the same table the Authority uses)."""
     if current is None:
-        return "<div><small>No WorkItem selected yet.</small></div>"
-    state = WorkItemState(current)
-    rows = "".join(
-        f"<li><code>{escape(str(row.transition))}</code> → "
-        f"{escape(' | '.join(str(t) for t in row.targets))}"
-        + (f" <small>(guards: {escape(', '.join(row.guards))})</small>" if row.guards else "")
-        + "</li>"
-        for row in (WORK_ITEM_TABLE.lookup(state, t) for t in WORK_ITEM_TABLE.allowed(state))
-    )
+        return f"<div><small>No {escape(table.aggregate)} selected yet.</small></div>"
+    states = {s for row in table.rows for s in (*row.sources, *row.targets)}
+    state = next((s for s in states if str(s) == current), None)
+    allowed = table.allowed(state) if state is not None else ()
+    items = []
+    for transition in allowed:
+        row = table.lookup(state, transition)
+        guards = ", ".join(row.checks)
+        events = ", ".join(dict.fromkeys(str(e) for e in row.events))
+        items.append(
+            f"<li><code>{escape(str(row.transition))}</code> → "
+            f"{escape(' | '.join(str(t) for t in row.targets))}"
+            + (f" <small>(records {escape(events)})</small>" if events else "")
+            + (f" <small>(guards: {escape(guards)})</small>" if guards else "")
+            + "</li>"
+        )
     return (
         f'<div class="mwp-allowed">From <b>{escape(current)}</b> the table allows:'
-        f"<ul>{rows or '<li>nothing: terminal</li>'}</ul></div>"
+        f"<ul>{''.join(items) or '<li>nothing: terminal</li>'}</ul></div>"
     )

@@ -28,6 +28,7 @@ from ..authority.tokens import AuthorizationService, CapabilityToken
 from ..protocol.ed25519 import derive_seed
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for, verify_parsed
+from ..protocol.tables import PROTOCOL_TABLES, StateTables
 from ..protocol.timestamps import Timestamp
 from .base import LogStore, LogStoreError
 from .projection_rows import projection_rows
@@ -61,16 +62,22 @@ def _documents(store: LogStore) -> Iterator[str]:
 
 
 def replay(
-    org: Organization, store: LogStore, *, verify_signatures: bool = False
+    org: Organization,
+    store: LogStore,
+    *,
+    verify_signatures: bool = False,
+    tables: StateTables = PROTOCOL_TABLES,
 ) -> AuthorityState:
-    """A fresh state folded from every Event in the log, in log order.
+    """A fresh state folded from every Event in the log, in log order, following ``tables``.
 
     With ``verify_signatures`` every Event's signature is first checked (the six stages of §6.4)
     against the Registry as it stands at that point of the log; the first failure raises its
     ``ProtocolError``.
     """
     documents = (parse_strict(text) for text in _documents(store))
-    return fold(org, documents, store.receipts(), verify_signatures=verify_signatures)
+    return fold(
+        org, documents, store.receipts(), verify_signatures=verify_signatures, tables=tables
+    )
 
 
 def fold(
@@ -79,15 +86,17 @@ def fold(
     receipts: Iterable[ReceiptRecord],
     *,
     verify_signatures: bool = False,
+    tables: StateTables = PROTOCOL_TABLES,
 ) -> AuthorityState:
     """A fresh state folded from parsed Event documents in log order, then the receipts (what
-    ``replay`` does once it has read the log; a caller that parsed the log already uses this)."""
+    ``replay`` does once it has read the log; a caller that parsed the log already uses this);
+    ``tables`` is the rule set the fold follows and audits the log against."""
     state = AuthorityState(registry=org.registry(), organization_id=org.organization_id)
     profile = profile_for("event")
     for document in documents:
         if verify_signatures:
             verify_parsed(profile, document, state.registry)
-        evolve(state, document)
+        evolve(state, document, tables)
     for receipt in receipts:
         state.receipts[(receipt.actor_id, receipt.action_id)] = receipt
     state.take_touched()
@@ -119,15 +128,20 @@ class GroupLog:
     """An Authority whose every decision is committed to ``store`` before it is acknowledged."""
 
     def __init__(
-        self, org: Organization, store: LogStore, config: AuthorityConfig | None = None
+        self,
+        org: Organization,
+        store: LogStore,
+        config: AuthorityConfig | None = None,
+        tables: StateTables = PROTOCOL_TABLES,
     ) -> None:
         self.org = org
         self.store = store
         self.authority = Authority(
-            state=replay(org, store),
+            state=replay(org, store, tables=tables),
             identity=org.identity(),
             key_pair=org.authority.key_pair,
             config=config or AuthorityConfig(),
+            tables=tables,
         )
         #: The decide lock (the Authority's in-memory state) ...
         self._lock = threading.Lock()
@@ -299,7 +313,7 @@ class GroupLog:
                     wid = doc.get("workItemId")
                     before = state.work_items.get(wid) if wid else None
                     try:
-                        evolve(state, doc)
+                        evolve(state, doc, self.authority.tables)
                     except Exception as exc:
                         raise ValueError(
                             f"line {index}: the state tables refuse it: {exc}"

@@ -21,6 +21,7 @@ from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
 from mwp_local.protocol.registry import Registry
 from mwp_local.protocol.signing import profile_for, verify_parsed
+from mwp_local.protocol.tables import PROTOCOL_TABLES, StateTables
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 from mwp_local.store.projection_rows import projection_rows
 
@@ -55,7 +56,12 @@ def every_event_is_official_and_verifies() -> Iterator[None]:
 class World:
     """Authority + Organization + clock, with helpers for tests."""
 
-    def __init__(self, seed: int = 7, config: AuthorityConfig | None = None) -> None:
+    def __init__(
+        self,
+        seed: int = 7,
+        config: AuthorityConfig | None = None,
+        tables: StateTables = PROTOCOL_TABLES,
+    ) -> None:
         self.org = Organization.create(seed, agents=AGENTS)
         self.state = AuthorityState(
             registry=self.org.registry(), organization_id=self.org.organization_id
@@ -65,6 +71,7 @@ class World:
             identity=self.org.identity(),
             key_pair=self.org.authority.key_pair,
             config=config or AuthorityConfig(),
+            tables=tables,
         )
         self.now_us = parse_timestamp(START).epoch_micros
         self.events: list[dict[str, Any]] = []
@@ -330,11 +337,17 @@ class LoggedWorld(World):
     receipts and the Events, so ``refuse`` proves a rejection left the log byte-identical.
     """
 
-    def __init__(self, store: Any, seed: int = 7, config: AuthorityConfig | None = None) -> None:
-        super().__init__(seed, config)
+    def __init__(
+        self,
+        store: Any,
+        seed: int = 7,
+        config: AuthorityConfig | None = None,
+        tables: StateTables = PROTOCOL_TABLES,
+    ) -> None:
+        super().__init__(seed, config, tables)
         from mwp_local.store.group_log import GroupLog
 
-        self.log = GroupLog(self.org, store, config)
+        self.log = GroupLog(self.org, store, config, tables)
         self.authority = self.log.authority
         self.state = self.log.state
 

@@ -25,7 +25,7 @@ class OfferTransition(StrEnum):
     WITHDRAW = "withdraw"
 
 
-O = OfferStatus  # noqa: E741 - the table's state alphabet, like W and M
+OS = OfferStatus
 OT = OfferTransition
 
 OFFER_TABLE: TransitionTable[OfferStatus, OfferTransition] = TransitionTable(
@@ -33,28 +33,28 @@ OFFER_TABLE: TransitionTable[OfferStatus, OfferTransition] = TransitionTable(
     (
         Row(
             transition=OT.CREATE,
-            sources=frozenset({O.NONE}),
-            targets=(O.PENDING,),
+            sources=frozenset({OS.NONE}),
+            targets=(OS.PENDING,),
             note="work.offer: one pending offer per candidate (a bounded set for urgent work)",
         ),
         Row(
             transition=OT.ACCEPT,
-            sources=frozenset({O.PENDING}),
-            targets=(O.ACCEPTED,),
+            sources=frozenset({OS.PENDING}),
+            targets=(OS.ACCEPTED,),
             note="work.accept_offer: the first valid acceptance wins",
         ),
         Row(
             transition=OT.LOSE_RACE,
-            sources=frozenset({O.PENDING}),
-            targets=(O.LOST_RACE,),
+            sources=frozenset({OS.PENDING}),
+            targets=(OS.LOST_RACE,),
             note="Every other pending offer loses in the winner's acceptance Event",
         ),
         Row(
             transition=OT.WITHDRAW,
-            sources=frozenset({O.PENDING}),
-            targets=(O.WITHDRAWN,),
+            sources=frozenset({OS.PENDING}),
+            targets=(OS.WITHDRAWN,),
             note="A new offer replaces it, or a revised contract requires renewed acceptance",
         ),
     ),
-    terminal=frozenset({O.ACCEPTED, O.LOST_RACE, O.WITHDRAWN, O.DECLINED, O.EXPIRED}),
+    terminal=frozenset({OS.ACCEPTED, OS.LOST_RACE, OS.WITHDRAWN, OS.DECLINED, OS.EXPIRED}),
 )
