@@ -7,6 +7,7 @@ that names the current and the presented values, so a learner sees why a Command
 from __future__ import annotations
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.tables import MembershipState
 from .command import CommandView
 from .context import Context
 from .model import LeaseRecord, MembershipRecord, WorkItemRecord
@@ -40,7 +41,7 @@ def session(ctx: Context, cmd: CommandView) -> None:
 def membership(ctx: Context, cmd: CommandView) -> MembershipRecord:
     """A Group-scoped Agent or human Command must carry its current Membership Epoch (§8)."""
     mem = ctx.state.memberships.get((cmd.group_id or "", cmd.actor_id))
-    if mem is None or mem.state == "ended":
+    if mem is None or mem.state == MembershipState.ENDED:
         raise ProtocolError(
             ErrorCode.MEMBERSHIP_REQUIRED,
             f"{cmd.actor_id} has no {'active ' if mem else ''}Membership in this Group.",

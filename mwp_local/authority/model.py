@@ -11,7 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol.tables import MissionState, WorkItemState
+from ..protocol.documents.mission import GroupState
+from ..protocol.tables import LeaseState, MissionState, OfferStatus, WorkItemState
+
+#: The wire value of an active lease (plain text: leases are compared on every timer check).
+_ACTIVE = LeaseState.ACTIVE.value
 
 BUDGET_DIMENSIONS: tuple[str, ...] = (
     "financial",
@@ -51,7 +55,7 @@ class GroupRecord:
     mission_id: str
     main_conversation_id: str
     last_sequence: int = 0
-    state: str = "active"
+    state: str = GroupState.ACTIVE.value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +109,7 @@ class OfferRecord:
     contract_version: int
     expires_at: str
     expires_us: int
-    status: str = "pending"
+    status: str = OfferStatus.PENDING.value
     decline_reason: str | None = None
 
     def to_document(self) -> dict[str, Any]:
@@ -145,7 +149,7 @@ class LeaseRecord:
     coordinator_epoch: int | None = None
     start_by: str | None = None
     start_by_us: int | None = None
-    state: str = "active"
+    state: str = _ACTIVE
     renewal_count: int = 0
     last_renewed_at: str | None = None
     closed_at: str | None = None
@@ -154,11 +158,11 @@ class LeaseRecord:
     @property
     def is_active(self) -> bool:
         """Whether the lease has not been closed (it may still have run out of time)."""
-        return self.state == "active"
+        return self.state == _ACTIVE
 
     def live_at(self, now_us: int) -> bool:
         """Active and not past its expiry at ``now_us``."""
-        return self.state == "active" and now_us < self.expires_us
+        return self.state == _ACTIVE and now_us < self.expires_us
 
     def to_document(self) -> dict[str, Any]:
         """The wire Lease document (``lease.schema.json``)."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.tables import LeaseState
 from ..protocol.timestamps import parse_timestamp
 from . import budgets
 from .command import CommandView, Draft
@@ -179,7 +180,9 @@ def check_window(binding: dict[str, Any], lease: LeaseRecord) -> None:
             f"The progress was buffered at {binding['bufferedAt']}, outside the lease-grace "
             f"window ({binding['disconnectedAt']} to {binding['graceDeadline']})."
         )
-    closed = lease.state in ("released", "revoked") and lease.closed_at is not None
+    closed = (
+        lease.state in (LeaseState.RELEASED, LeaseState.REVOKED) and lease.closed_at is not None
+    )
     if closed and buffered > parse_timestamp(str(lease.closed_at)).epoch_micros:
         raise _late(
             f"The progress was buffered at {binding['bufferedAt']}, after lease "

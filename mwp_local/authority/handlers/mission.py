@@ -13,6 +13,7 @@ from typing import Any
 
 from ...protocol.documents.kinds import CommandKind as C
 from ...protocol.documents.kinds import EventKind as E
+from ...protocol.documents.mission import GroupState
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.hashing import is_sha256_id
 from ...protocol.signing import profile_for, verify_parsed
@@ -179,7 +180,7 @@ def _create(
     group = {
         "groupId": group_id,
         "missionId": mission_id,
-        "state": "active",
+        "state": GroupState.ACTIVE.value,
         "mainConversationId": conversation,
         "createdAt": ctx.now.text,
     }

@@ -193,6 +193,7 @@ WORK_ITEM_TABLE: TransitionTable[WorkItemState, WorkTransition] = TransitionTabl
             sources=frozenset({W.BLOCKED}),
             targets=(W.VERIFIED,),
             events=(E.WORK_RESULT_ACCEPTED,),
+            mark=_FROM_CHILD,
             note="Child Approval becomes parent WorkItem Evidence",
         ),
         Row(
