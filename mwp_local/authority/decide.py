@@ -177,6 +177,8 @@ def decide(
     if row is None:
         raise ValueError(f"the {table.aggregate} table has no row for {cmd.kind}")
     decision = Decision(ctx=ctx, cmd=cmd, table=table, row=row, resolve=resolve, binding=binding)
+    # Fences first, then the table: a stale actor learns it is stale before it learns the state
+    # is wrong. To check the table first, swap the next two lines.
     _run(decision, row.fences)
     table.lookup(decision.source, row.transition, subject=decision.subject.name)
     _run(decision, row.guards)
