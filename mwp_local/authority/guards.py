@@ -1,4 +1,4 @@
-"""The guards the state tables name, one registry (``decide.GUARDS``), one function each.
+"""The guards the state tables name, one registry (``decision.GUARDS``), one function each.
 
 A row of ``mwp_local.protocol.tables`` names its fences and guards; this module says what each
 name checks and which section-19 code refuses a Command that fails it. Guards read the state
@@ -15,7 +15,7 @@ from ..protocol.tables import MissionState, OfferStatus, OfferTransition, WorkIt
 from . import delegation, fences, offline
 from .command import CommandView
 from .context import Context, forbidden, invalid, payload_field
-from .decide import Decision, guard
+from .decision import Decision, guard
 from .model import MissionRecord, OfferRecord, WorkItemRecord
 
 W = WorkItemState

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mwp_local.authority.decide import GUARDS, guard
+from mwp_local.authority.decision import GUARDS, guard
 from mwp_local.authority.evolve import REDUCERS, reducer
 from mwp_local.authority.handlers import HANDLERS
 from mwp_local.authority.registry import command

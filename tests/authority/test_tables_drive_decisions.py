@@ -14,7 +14,6 @@ import pytest
 
 from mwp_local.authority import Accepted
 from mwp_local.authority.evolve import ReplayError
-from mwp_local.store.group_log import fold
 from mwp_local.protocol.tables import (
     PROTOCOL_TABLES,
     UNFINISHED_STATES,
@@ -22,6 +21,7 @@ from mwp_local.protocol.tables import (
     WorkItemState,
     WorkTransition,
 )
+from mwp_local.store.group_log import fold
 from mwp_local.store.memory import MemoryLogStore
 
 from .world import LoggedWorld, World

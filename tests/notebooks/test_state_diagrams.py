@@ -3,11 +3,6 @@ box, every edge a row, and a changed row changes the drawing (issue 20)."""
 
 from __future__ import annotations
 
-from mwp_local.render.svg import (
-    allowed_transitions_html,
-    mission_machine_svg,
-    state_machine_svg,
-)
 from mwp_local.protocol.tables import (
     MISSION_TABLE,
     UNFINISHED_STATES,
@@ -16,6 +11,11 @@ from mwp_local.protocol.tables import (
     MissionTransition,
     WorkItemState,
     WorkTransition,
+)
+from mwp_local.render.svg import (
+    allowed_transitions_html,
+    mission_machine_svg,
+    state_machine_svg,
 )
 
 
