@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.tables import MembershipState
 from .model import MembershipRecord, WorkItemRecord
 from .reducers.knowledge import forward_key, knowledge_key
 from .state import AuthorityState
@@ -67,7 +68,7 @@ class ArtifactAccess:
 
 
 def _live(mem: MembershipRecord | None) -> bool:
-    return mem is not None and mem.state != "ended"
+    return mem is not None and mem.state != MembershipState.ENDED
 
 
 def _scopes(mem: MembershipRecord) -> tuple[str, ...]:
