@@ -136,7 +136,7 @@ def _work_item_state(state: AuthorityState, event: dict[str, Any]) -> tuple[Work
     # Not a WorkItem yet: an open Work Proposal once one was recorded, else nothing at all.
     proposal_id = payload.get("proposalId")
     if proposal_id in state.proposals:
-        return WorkItemState.PROPOSAL, ""
+        return WorkItemState.OPEN_WORK_PROPOSAL, ""
     return WorkItemState.NONE, ""
 
 

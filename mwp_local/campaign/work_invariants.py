@@ -40,7 +40,7 @@ def _paths(view: LogView, tally: Tally) -> None:
             if transition is T.AUTHORIZE:
                 created = source is W.NONE
                 tally.check(created, f"{wid}: authorized again at position {ev.position}")
-                source = W.PROPOSAL if doc["payload"].get("proposalId") else W.NONE
+                source = W.OPEN_WORK_PROPOSAL if doc["payload"].get("proposalId") else W.NONE
             allowed = WORK_ITEM_TABLE.is_allowed(source, transition)
             row_ok = allowed and target in WORK_ITEM_TABLE.lookup(source, transition).targets
             tally.check(

@@ -48,7 +48,7 @@ MISSION_STATE_COLOURS: Mapping[str, str] = {
 #: right, detours below.
 _POSITIONS: Mapping[StrEnum, tuple[int, int]] = {
     WorkItemState.NONE: (0, 0),
-    WorkItemState.PROPOSAL: (0, 1),
+    WorkItemState.OPEN_WORK_PROPOSAL: (0, 1),
     WorkItemState.OPEN: (1, 0),
     WorkItemState.OFFERED: (2, 0),
     WorkItemState.QUEUED: (3, 0),

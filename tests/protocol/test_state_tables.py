@@ -42,9 +42,9 @@ UNFINISHED = {W.OPEN, W.OFFERED, W.QUEUED, W.ACTIVE, W.BLOCKED, W.SUBMITTED}
 
 # Written out again from the specification text, independently of the module under test.
 EXPECTED_WORK: dict[tuple[WorkItemState, WorkTransition], set[WorkItemState]] = {
-    (W.NONE, T.PROPOSE): {W.PROPOSAL},
+    (W.NONE, T.PROPOSE): {W.OPEN_WORK_PROPOSAL},
     (W.NONE, T.AUTHORIZE): {W.OPEN},
-    (W.PROPOSAL, T.AUTHORIZE): {W.OPEN},
+    (W.OPEN_WORK_PROPOSAL, T.AUTHORIZE): {W.OPEN},
     **{
         (s, T.OFFER): {W.OFFERED}
         for s in (W.OPEN, W.OFFERED, W.QUEUED, W.ACTIVE, W.BLOCKED, W.FAILED)
@@ -295,6 +295,6 @@ def test_a_closed_lease_is_never_reopened() -> None:
 
 
 def test_pre_states_are_never_wire_values() -> None:
-    assert W.NONE not in WORK_ITEM_WIRE_STATES and W.PROPOSAL not in WORK_ITEM_WIRE_STATES
+    assert W.NONE not in WORK_ITEM_WIRE_STATES and W.OPEN_WORK_PROPOSAL not in WORK_ITEM_WIRE_STATES
     assert M.NONE not in MISSION_WIRE_STATES
     assert len(WORK_ITEM_WIRE_STATES) == len(WorkItemState) - 2

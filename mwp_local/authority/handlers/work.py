@@ -101,7 +101,7 @@ def _new_item(ctx: Context, cmd: CommandView) -> Subject:
     proposal = ctx.state.proposals.get(proposal_id)
     if proposal is None or proposal.get("status") != "open":
         raise invalid(f"There is no open Work Proposal {proposal_id}.")
-    return Subject(None, W.PROPOSAL)
+    return Subject(None, W.OPEN_WORK_PROPOSAL)
 
 
 @command(C.WORK_AUTHORIZE, actors=("agent", "human"), aggregate=None)

@@ -86,11 +86,11 @@ class ExecutionApproval(StrEnum):
 
 class WorkItemState(StrEnum):
     """WorkItem states (section 10.2): the wire values of ``state``, and the two pre-states of
-    the section-10.2 table (``NONE``: no WorkItem or proposal yet; ``PROPOSAL``: an open Work
-    Proposal), which no WorkItem document ever carries (``WORK_ITEM_WIRE_STATES``)."""
+    the section-10.2 table (``NONE``: no WorkItem or proposal yet; ``OPEN_WORK_PROPOSAL``: an
+    open Work Proposal), which no WorkItem document ever carries (``WORK_ITEM_WIRE_STATES``)."""
 
     NONE = "none"
-    PROPOSAL = "open_work_proposal"
+    OPEN_WORK_PROPOSAL = "open_work_proposal"
     OPEN = "open"
     OFFERED = "offered"
     QUEUED = "queued"
@@ -104,7 +104,7 @@ class WorkItemState(StrEnum):
 
 #: The states a WorkItem document carries (every state but the table's two pre-states).
 WORK_ITEM_WIRE_STATES: Final = tuple(
-    s for s in WorkItemState if s not in (WorkItemState.NONE, WorkItemState.PROPOSAL)
+    s for s in WorkItemState if s not in (WorkItemState.NONE, WorkItemState.OPEN_WORK_PROPOSAL)
 )
 
 

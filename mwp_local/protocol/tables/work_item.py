@@ -1,9 +1,9 @@
 """The WorkItem state machine of §10.2, as data.
 
-``NONE`` and ``PROPOSAL`` are the two pre-states of the table ("none" and "open Work Proposal");
-they are not wire states (a WorkItem document never carries them). Rows are transcribed in the
-order of the specification, with the notes it gives; each names the Command kind (or the cause)
-that drives it, the Event kinds that record it and the Authority's guards
+``NONE`` and ``OPEN_WORK_PROPOSAL`` are the two pre-states of the table ("none" and "open Work
+Proposal"); they are not wire states (a WorkItem document never carries them). Rows are
+transcribed in the order of the specification, with the notes it gives; each names the Command
+kind (or the cause) that drives it, the Event kinds that record it and the Authority's guards
 (``mwp_local.authority.guards`` defines each name). Pipeline-wide fences (Session, Membership and
 Coordinator Epochs, the compare-and-set a ``CommandSpec`` declares) apply to every Command and are
 not repeated here.
@@ -65,13 +65,13 @@ WORK_ITEM_TABLE: TransitionTable[WorkItemState, WorkTransition] = TransitionTabl
         Row(
             transition=T.PROPOSE,
             sources=frozenset({W.NONE}),
-            targets=(W.PROPOSAL,),
+            targets=(W.OPEN_WORK_PROPOSAL,),
             events=(E.WORK_PROPOSED,),
             note="Any Group member may propose; no WorkItem exists yet",
         ),
         Row(
             transition=T.AUTHORIZE,
-            sources=frozenset({W.NONE, W.PROPOSAL}),
+            sources=frozenset({W.NONE, W.OPEN_WORK_PROPOSAL}),
             targets=(W.OPEN,),
             events=(E.WORK_AUTHORIZED,),
             fences=("coordinator_owner_or_delegate",),
