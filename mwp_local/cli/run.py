@@ -1,5 +1,6 @@
-"""``mwp-local run MISSION_FILE --dir DIR [--seed N] [--mode step|threads]``: run a mission file
-to the end, with a progress bar, then print a summary."""
+"""``mwp-local run MISSION_FILE --dir DIR [--seed N] [--mode step|threads] [-v]``: run a mission
+file to the end, with a progress bar (or, with ``-v``, every step and why), then print a
+summary."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="override the mission file's seed")
     parser.add_argument("--mode", choices=("step", "threads"), default="step")
     parser.add_argument("--max-steps", type=int, default=100_000)
-    parser.add_argument("--verbose", "-v", action="store_true", help="print every step")
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="print every step and why the agent took it"
+    )
     parser.add_argument(
         "--scale",
         type=float,
@@ -59,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     def progress(step: int, report: StepReport) -> None:
         if args.verbose:
             print(report.summary())
+            print(f"    why: {report.why}")
+            if not report.accepted and report.rule:
+                print(f"    rule: {report.rule}")
         elif interactive and step % 10 == 0:
             verified = sum(
                 1 for i in sandbox.log.state.work_items.values() if str(i.state) == "verified"

@@ -24,8 +24,29 @@ class StepReport:
     code: str | None = None
     explanation: str | None = None
     rule: str | None = None
+    #: The one WorkItem or Mission the Command names, before and after the step (the same
+    #: entity on both sides; ``before`` is empty when the step created it, ``after`` empty when
+    #: the step names nothing).
     before: dict[str, Any] = field(default_factory=dict)
     after: dict[str, Any] = field(default_factory=dict)
+    #: How many Events the log held once the step was done (its last Event's position), so a
+    #: view can replay the log to exactly this step.
+    log_position: int = 0
+
+    @property
+    def subject(self) -> tuple[str, str] | None:
+        """``("workItem" | "mission", ID)`` of the entity ``before``/``after`` describe."""
+        for side in (self.after, self.before):
+            for key in ("workItem", "mission"):
+                if key in side:
+                    return key, str(side[key])
+        return None
+
+    def changes(self) -> list[tuple[str, Any, Any, bool]]:
+        """``(field, before, after, changed)`` for each field of the entity, its ID first."""
+        keys = list(dict.fromkeys([*self.after, *self.before]))
+        return [(k, self.before.get(k), self.after.get(k), self.before.get(k) != self.after.get(k))
+                for k in keys]  # fmt: skip
 
     def summary(self) -> str:
         """One line for a person."""
@@ -58,6 +79,12 @@ class RunSummary:
     wall_seconds: float
     #: What the delivery bus did (None with direct delivery).
     delivery: dict[str, int] | None = None
+
+    def _repr_html_(self) -> str:
+        """The summary drawn in a notebook (a table, not the dataclass's repr)."""
+        from ..render.html import summary_html
+
+        return summary_html(self)
 
     def lines(self) -> list[str]:
         """A printable summary."""
@@ -97,3 +124,9 @@ class RestartReport:
     #: The new Session Epoch and the Execution Leases its opening revoked.
     session_epoch: int
     revoked_leases: tuple[str, ...]
+
+    def _repr_html_(self) -> str:
+        """The restart drawn in a notebook."""
+        from ..render.html import restart_html
+
+        return restart_html(self)

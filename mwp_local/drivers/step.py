@@ -104,7 +104,7 @@ class StepDriver:
         """One action: store its blobs, sign and submit its Command, deliver the Events, tell
         the agent the outcome, and report it."""
         at = format_utc(now)
-        before = self._aggregate_of(intent)
+        before = self._views(intent)
         if intent.blobs:
             self.store_blobs(intent.blobs)
         data = runtime.command(intent, at)
@@ -117,12 +117,15 @@ class StepDriver:
         self.history.append(report)
         return report
 
-    def _aggregate_of(self, intent: Intent) -> dict[str, Any]:
+    def _views(self, intent: Intent) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The WorkItem the intent names and its Group's Mission, as they stand now (each
+        ``{}`` when it does not exist)."""
         state = self.log.state
+        item_view: dict[str, Any] = {}
         wid = intent.payload.get("workItemId")
         if isinstance(wid, str) and wid in state.work_items:
             item = state.work_items[wid]
-            return {
+            item_view = {
                 "workItem": wid,
                 "state": str(item.state),
                 "revision": item.revision,
@@ -130,14 +133,15 @@ class StepDriver:
                 "ownershipEpoch": item.ownership_epoch,
                 "executionLease": item.execution_lease_id,
             }
+        mission_view: dict[str, Any] = {}
         if intent.group in state.groups:
             mission = state.missions[state.groups[intent.group].mission_id]
-            return {
+            mission_view = {
                 "mission": mission.mission_id,
                 "state": str(mission.state),
                 "revision": mission.revision,
             }
-        return {}
+        return item_view, mission_view
 
     def _report(
         self,
@@ -146,8 +150,12 @@ class StepDriver:
         data: bytes,
         outcome: Outcome,
         at: str,
-        before: dict[str, Any],
+        before: tuple[dict[str, Any], dict[str, Any]],
     ) -> StepReport:
+        # The step is about the WorkItem it names once that exists (a work.authorize creates
+        # it: before it was nothing, not the Mission), else about the Group's Mission.
+        item, mission = self._views(intent)
+        after, earlier = (item, before[0]) if item else (mission, before[1])
         common = {
             "number": self.steps,
             "at": at,
@@ -155,8 +163,9 @@ class StepDriver:
             "kind": intent.kind,
             "why": intent.why,
             "command": parse_strict(data),
-            "before": before,
-            "after": self._aggregate_of(intent),
+            "before": earlier,
+            "after": after,
+            "log_position": self.log.store.event_count(),
         }
         if isinstance(outcome, Accepted):
             return StepReport(accepted=True, events=tuple(outcome.event_documents), **common)

@@ -1,9 +1,11 @@
-"""Notebook views of the sandbox: HTML and SVG renderings, widgets and a SQL cell magic.
+"""Notebook views of the sandbox: widgets and a SQL cell magic.
 
-The renderings (``html``, ``svg``) are plain functions of frozen values and import nothing from
-Jupyter; the widgets (``widgets``) import ipywidgets lazily, when first used, so that
-``import mwp_local`` stays light. ``%load_ext mwp_local.notebook`` loads the ``%%mwp_sql`` cell
-magic and the rich HTML renderings of ``reprs``.
+The drawings they show are ``mwp_local.render``'s plain functions of frozen values; the widgets
+(``widgets``: the Stepper and TimeTravel; ``graphs``; ``sql_console``) import ipywidgets and
+anywidget only when imported themselves, so that ``import mwp_local`` stays light. Each widget
+leaves a static copy of its current state in the output (``static``), so saved notebooks and
+HTML exports show it. ``%load_ext mwp_local.notebook`` loads the ``%%mwp_sql`` cell magic and
+the rich HTML renderings of ``render.reprs`` (query results included).
 """
 
 from __future__ import annotations

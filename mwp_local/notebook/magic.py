@@ -5,13 +5,17 @@
     WHERE work_item_id = $item ORDER BY position
 
 The first argument names a variable holding a ``Sandbox``, a log store, or a sandbox directory
-path. ``$name`` placeholders are bound from the notebook's variables as parameters (never pasted
-into the SQL text). ``-o var`` keeps the result (a pyarrow Table) in ``var``. Each call runs on
-its own read-only cursor, so it is safe beside a run in threads mode.
+path (a string naming a directory that holds ``group.duckdb`` works too). ``$name``
+placeholders are bound from the notebook's variables as parameters (never pasted into the SQL
+text). ``-o var`` keeps the result (a pyarrow Table) in ``var``. Each call runs on its own
+read-only cursor, so it is safe beside a run in threads mode. A mistake (a wrong column, a
+missing variable, a statement that writes) is one plain message, as in the SQL console and
+``mwp-local sql``, never a traceback through DuckDB.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
 from pathlib import Path
@@ -19,6 +23,12 @@ from typing import Any
 
 #: A ``$name`` placeholder.
 PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+USAGE = "usage: %%mwp_sql SANDBOX [-o NAME]  (then the query on the following lines)"
+
+
+class SqlCellError(ValueError):
+    """A ``%%mwp_sql`` cell that cannot run: its message says why, plainly."""
 
 
 def store_of(target: Any) -> Any:
@@ -30,28 +40,60 @@ def store_of(target: Any) -> Any:
     if hasattr(target, "store"):  # a GroupLog
         return target.store
     if isinstance(target, str | Path):
-        return DuckDBLogStore(Path(target) / "group.duckdb", read_only=True)
+        path = Path(target) / "group.duckdb"
+        if not path.exists():
+            raise SqlCellError(f"{str(target)!r} is not a sandbox directory (no {path})")
+        return DuckDBLogStore(path, read_only=True)
     return target
 
 
+def _target(name: str, namespace: dict[str, Any]) -> Any:
+    """The notebook variable ``name``, or a sandbox directory of that name."""
+    if name in namespace:
+        return namespace[name]
+    if (Path(name) / "group.duckdb").exists():
+        return name
+    if name.isidentifier():
+        close = difflib.get_close_matches(name, [k for k in namespace if not k.startswith("_")])
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise SqlCellError(
+            f"no notebook variable named {name!r} (and no sandbox directory {name!r}){hint}"
+        )
+    raise SqlCellError(f"{name!r} is not a sandbox directory (no group.duckdb in it)")
+
+
 def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
-    """Run one ``%%mwp_sql`` cell; returns the result table."""
+    """Run one ``%%mwp_sql`` cell; returns the result table (``SqlCellError`` if it cannot)."""
+    import duckdb
+
+    from ..protocol.errors import ProtocolError
     from ..store.views import sql
 
-    args = shlex.split(line)
-    if not args:
-        raise ValueError("usage: %%mwp_sql SANDBOX_VARIABLE [-o NAME]")
+    try:
+        args = shlex.split(line)
+    except ValueError as error:
+        raise SqlCellError(f"{error}; {USAGE}") from None
     output = None
     if "-o" in args:
         at = args.index("-o")
+        if at + 1 >= len(args):
+            raise SqlCellError(f"-o needs a variable name; {USAGE}")
         output = args[at + 1]
         del args[at : at + 2]
-    target = namespace[args[0]] if args[0] in namespace else args[0]
-    params = {name: namespace[name] for name in PARAMETER.findall(cell) if name in namespace}
-    missing = [n for n in PARAMETER.findall(cell) if n not in namespace]
+    if len(args) != 1:
+        raise SqlCellError(USAGE)
+    if not cell.strip():
+        raise SqlCellError(f"the cell has no query; {USAGE}")
+    target = _target(args[0], namespace)
+    wanted = PARAMETER.findall(cell)
+    missing = [n for n in dict.fromkeys(wanted) if n not in namespace]
     if missing:
-        raise NameError(f"no notebook variable for parameter(s): {', '.join(missing)}")
-    table = sql(store_of(target), cell, params or None)
+        raise SqlCellError(f"no notebook variable for parameter(s): {', '.join(missing)}")
+    params = {name: namespace[name] for name in wanted}
+    try:
+        table = sql(store_of(target), cell, params or None)
+    except (duckdb.Error, ProtocolError, ValueError) as error:
+        raise SqlCellError(str(error).strip()) from None
     if output:
         namespace[output] = table
     return table
@@ -59,12 +101,17 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
 
 def register(ipython: Any) -> None:
     """Register the cell magic with an IPython shell."""
+    from IPython.core.error import UsageError
     from IPython.display import HTML, display
 
     from ..render.html import table_html
 
     def mwp_sql(line: str, cell: str) -> None:
-        table = run_cell(line, cell, ipython.user_ns)
+        try:
+            table = run_cell(line, cell, ipython.user_ns)
+        except SqlCellError as error:
+            raise UsageError(str(error)) from None
         display(HTML(table_html(table)))  # type: ignore[no-untyped-call]
 
+    mwp_sql.__doc__ = __doc__
     ipython.register_magic_function(mwp_sql, magic_kind="cell", magic_name="mwp_sql")

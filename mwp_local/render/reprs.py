@@ -1,5 +1,5 @@
 """Rich HTML representations for notebooks: Sandbox, Mission, WorkItem, Event, Artifact,
-rejection and step.
+rejection, step, run summary and query result (a pyarrow Table).
 
 The model classes stay free of notebook code: ``register(ipython)`` (called by
 ``%load_ext mwp_local.notebook``) teaches IPython's HTML formatter to draw them, by type name, so
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from .html import STYLE, rejection_html, step_html
+from .html import STYLE, rejection_html, step_html, summary_html, table_html
 from .svg import STATE_COLOURS
 
 
@@ -157,6 +157,10 @@ def rejected_html(outcome: Any) -> str:
 RENDERERS: dict[tuple[str, str], Any] = {
     ("mwp_local.drivers.sandbox", "Sandbox"): sandbox_html,
     ("mwp_local.drivers.sandbox", "StepReport"): step_html,
+    ("mwp_local.drivers.reports", "StepReport"): step_html,
+    ("mwp_local.drivers.reports", "RunSummary"): summary_html,
+    # query results (``sb.sql(...)``, a bench's ``sql``): an HTML table, not pyarrow's dump
+    ("pyarrow.lib", "Table"): table_html,
     ("mwp_local.authority.model", "MissionRecord"): mission_html,
     ("mwp_local.authority.model", "WorkItemRecord"): work_item_html,
     ("mwp_local.authority.pipeline", "Rejected"): rejected_html,

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..protocol.timestamps import parse_timestamp
+from ..protocol.timestamps import format_utc, parse_timestamp
 from .html import STYLE
+from .layout import natural_key
 
 #: Colour of a lease bar by how it closed.
 CLOSURE_COLOURS: Mapping[str, str] = {
@@ -57,9 +58,21 @@ def _short(identifier: str | None) -> str:
     return (identifier or "").rsplit(":", 1)[-1]
 
 
+#: Tick spacings the time axis chooses from (seconds).
+_TICKS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200)
+_PAGE_TEXT = "var(--jp-content-font-color0, #111)"
+_GRID = "var(--jp-border-color2, #ddd)"
+
+
+def _tick_label(seconds: int) -> str:
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"+{hours}:{minutes:02d}:{secs:02d}" if hours else f"+{minutes}:{secs:02d}"
+
+
 def timeline_svg(leases: Sequence[Mapping[str, Any]], marks: Sequence[Mapping[str, Any]]) -> str:
     """Workers' slots over time: ``leases`` and ``marks`` are rows of ``LEASES_SQL`` and
-    ``MARKS_SQL`` (as dicts)."""
+    ``MARKS_SQL`` (as dicts). The axis below counts virtual time from the first lease."""
     if not leases:
         return "<div><i>No Execution Lease yet.</i></div>"
     starts = [_us(r["issued_at"]) or 0 for r in leases]
@@ -78,17 +91,38 @@ def timeline_svg(leases: Sequence[Mapping[str, Any]], marks: Sequence[Mapping[st
         else:
             ends_of[lane] = end
         placed.append((worker, lane, row, start, end))
-    offsets, y = {}, 10
-    for worker in sorted(lanes):
+    offsets, y = {}, 14
+    for worker in sorted(lanes, key=natural_key):
         offsets[worker] = y
         y += lane_h * len(lanes[worker]) + 12
+    span_s = (t1 - t0) / 1e6
+    step = next((t for t in _TICKS if span_s / t <= 10), _TICKS[-1])
+    axis_y = y + 2
+    height = axis_y + 30
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y + 20}" '
-        f'viewBox="0 0 {width} {y + 20}" style="max-width:100%;height:auto" '
-        'font-family="sans-serif" font-size="10" class="mwp-timeline">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
+        'font-family="sans-serif" font-size="10" class="mwp-timeline">',
+        f'<g class="axis"><path d="M{left},{axis_y} L{width - 10},{axis_y}" '
+        f'style="stroke:{_PAGE_TEXT}" stroke-width="1"/>',
     ]
+    tick = 0
+    while tick <= span_s + 1e-9:
+        x = left + tick * 1e6 * scale
+        parts.append(
+            f'<path d="M{x:.1f},6 L{x:.1f},{axis_y + 4}" style="stroke:{_GRID}" '
+            f'stroke-width="0.6"/><text class="tick" x="{x:.1f}" y="{axis_y + 15}" '
+            f'text-anchor="middle" style="fill:{_PAGE_TEXT}">{_tick_label(tick)}</text>'
+        )
+        tick += step
+    parts.append(
+        f'<text x="{left}" y="{axis_y + 27}" style="fill:{_PAGE_TEXT}">virtual time since '
+        f"{escape(format_utc(t0))} (h:mm:ss)</text></g>"
+    )
     for worker, top in offsets.items():
-        parts.append(f'<text x="4" y="{top + 14}">{escape(_short(worker))}</text>')
+        parts.append(
+            f'<text x="4" y="{top + 14}" style="fill:{_PAGE_TEXT}">{escape(_short(worker))}</text>'
+        )
     for worker, lane, row, start, end in placed:
         x = left + (start - t0) * scale
         w = max((end - start) * scale, 2)
@@ -98,9 +132,11 @@ def timeline_svg(leases: Sequence[Mapping[str, Any]], marks: Sequence[Mapping[st
         parts.append(
             f'<g class="lease"><title>{escape(_short(row["work_item_id"]))}: lease '
             f"{escape(str(row['lease_id'])[-12:])} {escape(str(row['state']))} "
-            f'({escape(str(closure))})</title><rect x="{x:.1f}" y="{top}" width="{w:.1f}" '
-            f'height="{lane_h - 4}" fill="{colour}" stroke="#555" stroke-width="0.5"/>'
-            f'<text x="{x + 2:.1f}" y="{top + 13}">'
+            f"({escape(str(closure))}), {escape(str(row['issued_at']))} to "
+            f"{escape(str(row['closed_at'] or row['expires_at']))}</title>"
+            f'<rect x="{x:.1f}" y="{top}" width="{w:.1f}" height="{lane_h - 4}" '
+            f'fill="{colour}" stroke="#555" stroke-width="0.5"/>'
+            f'<text x="{x + 2:.1f}" y="{top + 13}" fill="#1a1a1a">'
             f"{escape(_short(row['work_item_id'])[: max(int(w / 6) - 1, 0)])}</text></g>"
         )
     for mark in marks:
@@ -114,15 +150,21 @@ def timeline_svg(leases: Sequence[Mapping[str, Any]], marks: Sequence[Mapping[st
         x = left + (at - t0) * scale
         top = offsets[worker]
         parts.append(
-            f'<g class="mark"><title>{escape(label)}: {escape(_short(mark["work_item_id"]))}'
-            f'</title><path d="M{x:.1f},{top - 4} l4,-6 l-8,0 z" fill="{colour}"/></g>'
+            f'<g class="mark"><title>{escape(label)}: {escape(_short(mark["work_item_id"]))} '
+            f"at {escape(str(mark['occurred_at']))}</title>"
+            f'<path d="M{x:.1f},{top - 4} l4,-6 l-8,0 z" fill="{colour}" '
+            f'style="stroke:{_PAGE_TEXT}" stroke-width="0.4"/></g>'
         )
     parts.append("</svg>")
     legend = " ".join(
-        f'<span style="background:{c};padding:0 6px">{escape(k)}</span>'
+        f'<span style="background:{c};color:#1a1a1a;padding:0 6px">{escape(k)}</span>'
         for k, c in CLOSURE_COLOURS.items()
     )
-    return f'{STYLE}<div class="mwp">{"".join(parts)}<div><small>lease closed by: {legend}; ▼ marks: checkpoint (blue), preemption (black), block (red), failure, expiry, revocation</small></div></div>'  # noqa: E501
+    note = (
+        f"<div><small>lease closed by: {legend}; ▼ marks: checkpoint (blue), preemption "
+        "(black), block (red), failure, expiry, revocation</small></div>"
+    )
+    return f'{STYLE}<div class="mwp">{"".join(parts)}{note}</div>'
 
 
 def timeline_html(store: Any) -> str:
@@ -143,17 +185,27 @@ def scheduler_panel_html(snapshot: Any, title: str = "") -> str:
         for g in snapshot.groups
     )
     slots = "".join(
-        f"<li><code>{escape(s.slot_id)}</code>: {escape(_short(s.work_item_id)) or 'free'}"
+        f"<li><code>{escape(s.slot_id)}</code>: "
+        + (
+            f"running <b>{escape(_short(s.work_item_id))}</b> (Group {escape(_short(s.group_id))})"
+            if s.work_item_id
+            else "free"
+        )
         + (" <b>(preemption requested)</b>" if s.preemption_requested else "")
         + "</li>"
         for s in snapshot.slots
     )
+    taken = format_utc(snapshot.taken_at_us) if snapshot.taken_at_us > 10**12 else ""
+    clock = (f"<small>at {escape(taken)}; " if taken else "<small>") + (
+        f"fair-share virtual time {snapshot.virtual_time / 1e6:,.1f} s of service per unit "
+        "of weight</small>"
+    )
     return (
         f'{STYLE}<div class="mwp mwp-scheduler"><b>{escape(title or "Scheduler")}</b> '
-        f"<small>virtual time {snapshot.virtual_time:.2f}</small><table><tr><th>Group</th>"
+        f"{clock}<table><tr><th>Group</th>"
         "<th>weight (share)</th><th>quota</th><th>queued</th><th>queue order</th>"
         "<th>running</th><th>service share</th><th>debt (+) / credit (−)</th></tr>"
-        f"{rows}</table><div>slots:</div><ul>{slots or '<li>none reported</li>'}</ul></div>"
+        f"{rows}</table><div>slots:</div><ul>{slots or '<li>none reported yet</li>'}</ul></div>"
     )
 
 

@@ -285,7 +285,10 @@ class Scheduler:
         """A frozen picture for widgets: per-Group queues and shares, slots, virtual time.
 
         Scores and queue positions are computed at ``now_us`` (default: the latest instant the
-        Scheduler was given). Slots are those of the latest ``decide``.
+        Scheduler was given). Slots are those of the latest ``decide``, each holding what the
+        Scheduler has dispatched into it and not yet seen back (as the Groups' ``running``
+        does), not what the slot held when it was reported: a slot reported free and then
+        filled by that very ``decide`` shows its new work.
         """
         now = self._last_now_us if now_us is None else now_us
         total_served = sum(s.served_us for s in self._ledger.groups.values())
@@ -321,11 +324,12 @@ class Scheduler:
                     debt_us=state.debt_us,
                 )
             )
+        occupant = {r.slot_id: r.work for r in self._ledger.in_flight.values()}
         slots = tuple(
             SlotSnapshot(
                 slot_id=s.slot_id,
-                work_item_id=s.work_item_id,
-                group_id=s.group_id,
+                work_item_id=occupant[s.slot_id].work_item_id if s.slot_id in occupant else None,
+                group_id=occupant[s.slot_id].group_id if s.slot_id in occupant else None,
                 preemption_requested=s.slot_id in self._ledger.pending,
             )
             for s in self._slots
