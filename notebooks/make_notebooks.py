@@ -11,10 +11,13 @@ from pathlib import Path
 
 import nbformat as nbf
 
+import glossary
+
 md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
 HERE = Path(__file__).parent
 
 SETUP = code(
+    "%load_ext mwp_local.notebook\n"
     "from IPython.display import HTML, SVG, display\n"
     "import bench\n"
     "from bench import Bench, show, coverage\n"
@@ -30,6 +33,7 @@ COVERAGE = [
 
 
 def notebook(name: str, cells: list[object]) -> None:
+    glossary.link_cells(cells)  # type: ignore[arg-type]
     for n, cell in enumerate(cells, 1):
         cell["id"] = f"{Path(name).stem[:2]}-{n:03d}"  # stable IDs: regenerating gives a clean diff
     nb = nbf.v4.new_notebook(
@@ -220,7 +224,8 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
        "Here the flagship mission file runs: two Missions (two Groups) share the Worker "
        "`dev-shared`.\n\nRequirements shown: **MWP-WRK-009**, **MWP-WRK-010**, **MWP-WRK-011**, "
        "**MWP-WRK-012**, **MWP-WRK-015**."),
-    code("import tempfile\nfrom pathlib import Path\n"
+    code("%load_ext mwp_local.notebook\n"
+         "import tempfile\nfrom pathlib import Path\n"
          "from IPython.display import HTML, display\n"
          "from bench import show, coverage\n"
          "from mwp_local.drivers.sandbox import Sandbox\n"
@@ -438,7 +443,7 @@ notebook("05_failures_and_recovery.ipynb", [
          "assert restart.revoked_leases\n"
          "show('MWP-WRK-014', 'accepted', f'new Session Epoch {restart.session_epoch}; revoked {len(restart.revoked_leases)} lease(s); '\n"
          "     f'queues rebuilt from {restart.redelivered_events} re-delivered Events')"),
-    code("summary = sb.run()\nsummary.lines()"),
+    code("sb.run()"),
     md("## Offline execution (MWP-WRK-020, MWP-WRK-021, MWP-WRK-022)\n\n"
        "The Group service goes down while `worker-a` is executing `offline` under its Execution "
        "Lease. For a bounded lease-grace period it may continue that already-active, reversible "
@@ -622,7 +627,8 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
        "snapshots), **MWP-WRK-008**, **MWP-WRK-031**, and inside the delivery run, bounded "
        "offline execution: **MWP-WRK-021**, **MWP-WRK-022** (notebook 05 takes the rules of "
        "§11.5 one at a time)."),
-    code("import copy\n"
+    code("%load_ext mwp_local.notebook\n"
+         "import copy\n"
          "import tempfile\n"
          "from pathlib import Path\n"
          "\n"
@@ -902,7 +908,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "assert not again.stored_queues_matched and 'bogus' not in str(again.queues_rebuilt)\n"
          "show('MWP-WRK-008', 'rejected', 'the stored queue disagreed with its Events: '\n"
          "     'refused and rebuilt from the log')"),
-    code("sb.run().lines()"),
+    code("sb.run()"),
     md("## MWP-WRK-031: external side effects keyed for idempotency\n\nEach external "
        "operation carries a key derived from Mission ID, WorkItem ID, Ownership Epoch and the "
        "logical operation ID. Delivering the same call twice (at-least-once) performs it once: "
@@ -1011,9 +1017,13 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
 # ---------------------------------------------------------------------- 08
 notebook("08_sql_analytics.ipynb", [
     md("# SQL analytics of a run\n\nThe log is a DuckDB file with typed views. Here you run "
-       "the flagship-sized learn mission, **export** its signed Events, **import** them into a "
-       "fresh sandbox (every signature and every transition is checked on the way in), and "
-       "analyse the imported log."),
+       "the learn mission (`sample_missions/learn.toml`: three WorkItems, Workers `ana` and "
+       "`dev`), **export** its signed Events, **import** them into a fresh sandbox (every "
+       "signature and every transition is checked on the way in), and analyse the imported "
+       "log. `mwp-local init` makes that fresh sandbox with a default Organization of its own "
+       "(Agents `coordinator`, `reviewer`, `worker-1`, `worker-2`, which take no part here); "
+       "the import brings in the run's Events, the Agent Cards of `ana`, `dev` and the others "
+       "included, so every query below is about the run's agents."),
     code("import subprocess, sys, tempfile\nfrom pathlib import Path\n"
          "from mwp_local.drivers.sandbox import Sandbox\n"
          "work = Path(tempfile.mkdtemp())\n"
@@ -1024,7 +1034,8 @@ notebook("08_sql_analytics.ipynb", [
          "for args in (['export', str(work / 'run'), '--jsonl', str(work / 'events.jsonl')],\n"
          "             ['init', str(work / 'imported'), '--seed', '1'],\n"
          "             ['import', str(work / 'imported'), str(work / 'events.jsonl')]):\n"
-         "    print(subprocess.run(cli + args, check=True, capture_output=True, text=True).stdout.strip())\n"
+         "    out = subprocess.run(cli + args, check=True, capture_output=True, text=True).stdout\n"
+         "    print(out.strip().splitlines()[0])  # the first line says what it did\n"
          "imported = str(work / 'imported')"),
     md("## The `%%mwp_sql` magic\n\n`$name` parameters are bound from your variables (never "
        "pasted into the SQL); `-o var` keeps the result."),
@@ -1032,6 +1043,14 @@ notebook("08_sql_analytics.ipynb", [
     code("%%mwp_sql imported -o kinds\n"
          "SELECT kind, count(*) AS n FROM events GROUP BY kind ORDER BY n DESC, kind"),
     code("kinds.num_rows"),
+    md("Which Agents acted: the run's (`ana`, `dev`, the Coordinator, the MissionOwner), "
+       "never the fresh sandbox's own `worker-1` and `worker-2`:"),
+    code("%%mwp_sql imported\n"
+         "SELECT actor_type, actor_id, count(*) AS n FROM events\n"
+         "WHERE actor_type <> 'service' GROUP BY ALL ORDER BY n DESC, actor_id"),
+    md("A result is a pyarrow Table; `.to_pandas()` turns it into a DataFrame (pandas comes "
+       "with the `notebook` extra, which `make demo` installs):"),
+    code("kinds.to_pandas().head()"),
     md("Time each WorkItem spent in each state (a window over `work_item_transitions`):"),
     code("%%mwp_sql imported\n"
          "SELECT work_item_id, from_state, to_state,\n"

@@ -42,6 +42,8 @@ def _shape(path: Path) -> dict[str, Any]:
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scratch = tmp_path_factory.mktemp("notebooks") / "notebooks"
     shutil.copytree(NOTEBOOKS, scratch, ignore=shutil.ignore_patterns("*.ipynb", "__pycache__"))
+    # the generators link terms to the glossary beside notebooks/ (notebooks/glossary.py)
+    shutil.copytree(NOTEBOOKS.parent / "tutorials", scratch.parent / "tutorials")
     for generator in GENERATORS:
         subprocess.run([sys.executable, generator.name], cwd=scratch, check=True)
     return scratch
