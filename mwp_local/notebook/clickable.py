@@ -30,7 +30,7 @@ function render({ model, el }) {
   stage.style.cssText = "transform-origin:0 0;width:max-content";
   view.append(stage);
   el.append(bar, view);
-  let scale = 1, tx = 0, ty = 0;
+  let scale = 1, tx = 0, ty = 0, fitted = false;
   const apply = () => {
     stage.style.transform = `translate(${tx}px,${ty}px) scale(${scale})`;
     el.dataset.zoom = scale.toFixed(3);
@@ -85,12 +85,22 @@ function render({ model, el }) {
     const box = view.getBoundingClientRect();
     zoom(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - box.left, e.clientY - box.top);
   }, { passive: false });
+  const fitOnce = (tries) => {
+    // the first time it is on screen: shrink a wide drawing to the width, not below half size
+    if (fitted || tries > 120) return;
+    if (!view.clientWidth) { requestAnimationFrame(() => fitOnce(tries + 1)); return; }
+    const [w] = size();
+    scale = Math.max(0.5, Math.min(1, view.clientWidth / w));
+    fitted = true;
+    apply();
+  };
   const draw = () => {
     stage.innerHTML = model.get("svg");
     const [, h] = size();
     const drawing = stage.querySelector("svg") !== null;
     view.style.height = drawing ? Math.min(h + 4, model.get("max_height")) + "px" : "auto";
     bar.style.display = drawing ? "flex" : "none";
+    if (drawing) fitOnce(0);
     for (const node of stage.querySelectorAll("g[data-id]")) {
       node.style.cursor = "pointer";
       node.addEventListener("click", () => {

@@ -53,7 +53,10 @@ class Stepper:
         self.back_button = w.Button(description="◀ back", tooltip="show the step before")
         self.forward_button = w.Button(description="forward ▶", tooltip="show the step after")
         self.next_button = w.Button(
-            description="next", button_style="primary", tooltip="perform one more agent action"
+            description="next",
+            tooltip="perform one more agent action",
+            # the main action, dark enough for white text in every theme (primary's blue is not)
+            style={"button_color": "#0d47a1", "text_color": "#ffffff", "font_weight": "bold"},
         )
         self.run_button = w.Button(description="run to the end")
         self.progress = w.IntProgress(

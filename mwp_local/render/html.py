@@ -39,6 +39,7 @@ STYLE = (
     "color:var(--jp-content-font-color0,#111)}"
     "div.mwp .why{margin:2px 0 6px}div.mwp.mwp-error{white-space:pre-wrap}"
     "div.mwp .mwp-history{max-height:260px;overflow:auto}"
+    "div.mwp .mwp-history table{width:100%}div.mwp .mwp-history td{overflow-wrap:break-word}"
     ".jp-OutputArea-child:has(.mwp-live)+.jp-OutputArea-child .mwp-static{display:none}"
     "</style>"
 )

@@ -281,7 +281,8 @@ def inspect_html(model: ProvenanceModel, node_id: str, blobs_dir: Path | str | N
             f"<div>linked to:</div><ul>{items}</ul></div>"
         )
     ok, message = hash_check(blobs_dir, node_id)
-    verdict = f'<div class="{"ok" if ok else "no"}">hash check: {escape(message)}</div>'
+    badge = '<span class="ok">✔ verified</span>' if ok else '<span class="no">✘ refused</span>'
+    verdict = f"<div>{badge} hash check: {escape(message)}</div>"
     manifest = escape(json.dumps(model.manifests[node_id], indent=1))
     records = model.evidence.get(node_id, ())
     rows = "".join(

@@ -24,7 +24,7 @@ def _short(identifier: Any) -> str:
 
 def _badge(state: str) -> str:
     colour = STATE_COLOURS.get(state, "#eee")
-    style = f"background:{colour};padding:1px 6px;border-radius:6px"
+    style = f"background:{colour};color:#1a1a1a;padding:1px 6px;border-radius:6px"
     return f'<span style="{style}">{escape(state)}</span>'
 
 

@@ -2,8 +2,8 @@
 
 JupyterLab runs as a subprocess in its own process session, on a free port with a random token,
 with every config/data/runtime/settings/workspace directory in a temporary folder, serving a
-temporary copy of ``notebooks/`` and ``sample_missions/``; it is stopped by its process group in
-teardown. Readiness is polled on ``/api/status`` against a deadline. Chromium is Debian's
+temporary copy of ``notebooks/``, ``sample_missions/`` and ``tutorials/`` from their parent (as
+a user starts it from the repository); it is stopped by its process group in teardown. Readiness is polled on ``/api/status`` against a deadline. Chromium is Debian's
 (``/usr/bin/chromium``, installed by ``.ci/run``); Playwright only drives it (no
 ``playwright install``). In CI a missing Chromium fails the tests with a clear message; elsewhere
 they are skipped.
@@ -56,7 +56,8 @@ class Lab:
     root: Path
 
     def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{name}?token={self.token}&reset"
+        """The URL that opens ``notebooks/<name>`` (the server's root is the repository copy)."""
+        return f"{self.url}/lab/tree/notebooks/{name}?token={self.token}&reset"
 
 
 def _require_chromium() -> None:
@@ -98,8 +99,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     _require_chromium()
     base = tmp_path_factory.mktemp("lab")
     root = base / "root"
-    shutil.copytree(ROOT / "notebooks", root / "notebooks")
-    shutil.copytree(ROOT / "sample_missions", root / "sample_missions")
+    for folder in ("notebooks", "sample_missions", "tutorials"):
+        shutil.copytree(ROOT / folder, root / folder)
     config = base / "config"
     (config / "labconfig").mkdir(parents=True)
     (config / "labconfig" / "page_config.json").write_text(
@@ -119,7 +120,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             [
                 sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
                 "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-                f"--ServerApp.root_dir={root / 'notebooks'}",
+                f"--ServerApp.root_dir={root}",
                 f"--LabApp.user_settings_dir={base / 'settings'}",
                 f"--LabApp.workspaces_dir={base / 'workspaces'}",
                 "--LabApp.news_url=", "--LabApp.expose_app_in_browser=True",
@@ -158,6 +159,29 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             yield context
         finally:
             context.close()
+
+
+def wait_idle(page: Any, timeout_ms: int) -> None:
+    """Wait until the current notebook's kernel exists and is idle."""
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; return k && k.status === 'idle'; }",
+        timeout=timeout_ms,
+    )
+
+
+def run_all(page: Any, done_selector: str, timeout_ms: int) -> None:
+    """Run every cell of the open notebook; return once ``done_selector`` is visible and the
+    kernel is idle again, with no traceback in any output."""
+    from playwright.sync_api import expect
+
+    wait_idle(page, 120_000)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    expect(page.locator(done_selector)).to_be_visible(timeout=timeout_ms)
+    wait_idle(page, timeout_ms)
+    tracebacks = page.locator(".jp-OutputArea-output", has_text="Traceback")
+    assert tracebacks.count() == 0, tracebacks.first.text_content()
 
 
 @pytest.fixture
