@@ -30,7 +30,7 @@ demo: bytecode
 	$(BIN)/mwp-local conformance --root $(PROTOCOL)
 	$(BIN)/mwp-local run sample_missions/flagship.toml --dir $(DEMO_DIR) --mode step
 	$(BIN)/mwp-local verify-log $(DEMO_DIR)
-	@echo "Next: $(BIN)/jupyter lab notebooks/01_quickstart.ipynb  (tutorials/README.md leads through notebooks 01-08)"
+	@echo "Next: $(BIN)/jupyter lab notebooks/01_quickstart.ipynb --ServerApp.root_dir=.  (tutorials/README.md leads through notebooks 01-08)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check mwp_local tests tools

@@ -260,3 +260,24 @@ def test_text_in_the_stepper_and_the_tables_has_contrast_in_every_theme(
     for theme, found in measured.items():
         assert found["texts"] > 100, theme  # the Stepper's history, step, machine, tables
         assert found["below"] == [], theme
+
+
+def test_a_term_links_to_its_glossary_entry(quickstart: Any, output_dir: Path) -> None:
+    from playwright.sync_api import expect
+
+    # JupyterLab resolves the relative link to /files/tutorials/glossary.md?_xsrf=…#ownership-epoch
+    link = quickstart.locator(
+        ".jp-RenderedMarkdown a[href*='/tutorials/glossary.md'][href$='#ownership-epoch']"
+    )
+    expect(link).to_have_count(1)  # linked once: where the quickstart first uses it
+    link.scroll_into_view_if_needed()
+    link.click()
+    tab = quickstart.locator(".lm-TabBar-tab", has_text="glossary.md")
+    expect(tab).to_be_visible()
+    entry = quickstart.locator(".jp-MainAreaWidget:visible h2", has_text="Ownership Epoch")
+    expect(entry).to_be_in_viewport()  # scrolled to the entry
+    expect(quickstart.locator(".jp-MainAreaWidget:visible")).to_contain_text(
+        "A counter on each WorkItem that goes up every time a new owner wins it"
+    )
+    quickstart.screenshot(path=str(output_dir / "glossary.png"))
+    quickstart.locator(".lm-TabBar-tab", has_text="01_quickstart.ipynb").click()

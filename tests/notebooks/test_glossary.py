@@ -30,8 +30,14 @@ def _patterns() -> dict[str, str]:
 
 
 def _anchors() -> set[str]:
-    headings = re.findall(r"^## (.+)$", GLOSSARY.read_text(), flags=re.MULTILINE)
-    return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+    """The entries' anchors: each heading's slug, written as an explicit ``<a id>`` before it
+    (JupyterLab's own heading IDs keep the case and spaces of the text)."""
+    text = GLOSSARY.read_text()
+    headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    slugs = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+    explicit = set(re.findall(r'^<a id="([a-z0-9-]+)"></a>\n\n## ', text, flags=re.MULTILINE))
+    assert explicit == slugs
+    return slugs
 
 
 def _text(path: Path) -> str:
