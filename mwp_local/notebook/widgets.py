@@ -316,7 +316,7 @@ class TimeTravel:
             + (f" on WorkItem <b>{escape(_short(item))}</b>" if item else "")
             + f" <small>(Event {escape(doc['eventId'])})</small>"
             + "<details><summary>payload</summary><pre>"
-            + escape(json.dumps(payload, indent=1)[:6000])
+            + escape(json.dumps(payload, indent=1))
             + "</pre></details></div>"
         )
 

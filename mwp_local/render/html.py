@@ -97,13 +97,14 @@ def step_html(report: Any) -> str:
     )
     if report.accepted:
         items = "".join(
-            f"<li><code>#{escape(str(e.get('sequence', '')))}</code> "
-            f"<code>{escape(e['kind'])}</code> <small>{escape(e['eventId'])}</small></li>"
+            f"<li><details><summary><code>#{escape(str(e.get('sequence', '')))}</code> "
+            f"<code>{escape(e['kind'])}</code> <small>{escape(e['eventId'])}</small></summary>"
+            f"<pre>{escape(json.dumps(e.get('payload', {}), indent=1))}</pre></details></li>"
             for e in report.events
         )
         body = (
             f'<div><span class="ok">ACCEPTED</span> the Group Authority appended '
-            f"{len(report.events)} Event(s):</div><ul>{items}</ul>"
+            f"{len(report.events)} Event(s) (click one for its payload):</div><ul>{items}</ul>"
         )
     else:
         body = rejection_html(report.code, report.explanation, report.rule)

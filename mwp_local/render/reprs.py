@@ -106,7 +106,7 @@ class Event:
 
     def _repr_html_(self) -> str:
         doc = self.document
-        payload = escape(json.dumps(doc.get("payload", {}), indent=1)[:3000])
+        payload = escape(json.dumps(doc.get("payload", {}), indent=1))
         return _box(
             f"Event <code>#{doc.get('sequence', '–')} {escape(doc['kind'])}</code>",
             _table(

@@ -70,6 +70,10 @@ def test_the_stepper_lists_every_step_since_the_start_and_steps_back_and_forth(
     from playwright.sync_api import expect
 
     stepper = _stepper(quickstart)
+    # beside each live widget its static copy (for saved notebooks) is in the page, hidden
+    copies = quickstart.locator(".jp-OutputArea-output .mwp-static")
+    assert copies.count() >= 6
+    assert all(not copies.nth(i).is_visible() for i in range(copies.count()))
     rows = stepper.locator(".mwp-step-history tr[data-id]")
     count = rows.count()
     assert count >= 7  # the refusal cell stepped until a Worker held a lease
