@@ -8,6 +8,10 @@ The first argument names a variable holding a ``Sandbox``, a log store, or a san
 path. ``$name`` placeholders are bound from the notebook's variables as parameters (never pasted
 into the SQL text). ``-o var`` keeps the result (a pyarrow Table) in ``var``. Each call runs on
 its own read-only cursor, so it is safe beside a run in threads mode.
+
+Queries reach only the sandbox's own files (``store.sql_access``). ``--allow-external-access``
+lifts that for a sandbox directory opened for the cell; a running Sandbox keeps the choice it
+was created with (``Sandbox(..., sql_external_access=True)``).
 """
 
 from __future__ import annotations
@@ -21,16 +25,29 @@ from typing import Any
 PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def store_of(target: Any) -> Any:
-    """The log store behind a Sandbox, a GroupLog, a sandbox directory, or a store."""
+#: The option that lets a cell over a sandbox directory read files outside it.
+EXTERNAL = "--allow-external-access"
+
+
+def store_of(target: Any, *, external_access: bool = False) -> Any:
+    """The log store behind a Sandbox, a GroupLog, a sandbox directory, or a store
+    (``external_access`` only for a directory, which is opened here)."""
     from ..store.duckdb_log import DuckDBLogStore
 
+    if isinstance(target, str | Path):
+        return DuckDBLogStore(
+            Path(target) / "group.duckdb", read_only=True, external_access=external_access
+        )
+    if external_access:
+        raise ValueError(
+            f"{EXTERNAL} applies to a sandbox directory opened for this cell; a Sandbox or "
+            "store already open keeps the choice it was made with "
+            "(Sandbox(..., sql_external_access=True))"
+        )
     if hasattr(target, "log"):  # a Sandbox
         return target.log.store
     if hasattr(target, "store"):  # a GroupLog
         return target.store
-    if isinstance(target, str | Path):
-        return DuckDBLogStore(Path(target) / "group.duckdb", read_only=True)
     return target
 
 
@@ -41,6 +58,9 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
     args = shlex.split(line)
     if not args:
         raise ValueError("usage: %%mwp_sql SANDBOX_VARIABLE [-o NAME]")
+    external = EXTERNAL in args
+    if external:
+        args.remove(EXTERNAL)
     output = None
     if "-o" in args:
         at = args.index("-o")
@@ -51,7 +71,12 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
     missing = [n for n in PARAMETER.findall(cell) if n not in namespace]
     if missing:
         raise NameError(f"no notebook variable for parameter(s): {', '.join(missing)}")
-    table = sql(store_of(target), cell, params or None)
+    store = store_of(target, external_access=external)
+    try:
+        table = sql(store, cell, params or None)
+    finally:
+        if isinstance(target, str | Path):
+            store.close()  # opened for this cell only
     if output:
         namespace[output] = table
     return table

@@ -25,9 +25,7 @@ def register(spark: Any, export_dir: Path | str) -> list[str]:
     root = Path(export_dir)
     for dataset, table in _TABLES.items():
         path = str((root / dataset).resolve()).replace("'", "\\'")
-        spark.sql(
-            f"CREATE OR REPLACE TEMPORARY VIEW {table} USING parquet OPTIONS (path '{path}')"
-        )
+        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {table} USING parquet OPTIONS (path '{path}')")
     views = spark_statements()["view"]
     for statement in views.values():
         spark.sql(statement)

@@ -31,6 +31,7 @@ import pyarrow as pa
 from ..authority.budgets import DELTA_MEMBER
 from ..authority.model import BUDGET_DIMENSIONS, LIMIT_MEMBER
 from . import view_kinds as k
+from .sql_access import describe_refusal
 
 if TYPE_CHECKING:
     from .duckdb_log import DuckDBLogStore
@@ -902,8 +903,11 @@ def sql(store: DuckDBLogStore, query: str, params: Mapping[str, Any] | None = No
 
     ``$name`` placeholders are bound from ``params`` (never pasted into the text). Only a single
     ``SELECT`` or ``EXPLAIN`` statement is accepted (``ValueError`` otherwise), and it runs on its
-    own cursor inside a transaction that is rolled back, so it cannot change the log.
+    own cursor inside a transaction that is rolled back, so it cannot change the log. A file
+    outside the sandbox directory is refused (``PermissionError``) unless the store was opened
+    with ``external_access`` (``store.sql_access``).
     """
+    store.contain_queries()
     with store.cursor() as cur:
         statements = cur.extract_statements(query)
         if len(statements) != 1:
@@ -912,9 +916,30 @@ def sql(store: DuckDBLogStore, query: str, params: Mapping[str, Any] | None = No
             raise ValueError(f"only SELECT queries are allowed, got {statements[0].type.name}")
         cur.begin()
         try:
-            return cur.sql(query, params=dict(params) if params else None).to_arrow_table()
+            return durations(
+                cur.sql(query, params=dict(params) if params else None).to_arrow_table()
+            )
+        except duckdb.PermissionException as error:
+            raise PermissionError(describe_refusal(error)) from None
         finally:
             cur.rollback()
+
+
+def durations(table: pa.Table) -> pa.Table:
+    """``table`` with each INTERVAL column (Arrow month-day-nano) as an Arrow duration, so
+    Python reads ``timedelta`` and pandas ``Timedelta``; a column holding months (never one of
+    the views', whose durations are differences of instants) stays as it is."""
+    for i, column in enumerate(table.schema):
+        if not pa.types.is_interval(column.type):
+            continue
+        values = table.column(i).to_pylist()
+        if any(v is not None and v.months for v in values):
+            continue
+        micros = [
+            None if v is None else v.days * 86_400_000_000 + v.nanoseconds // 1000 for v in values
+        ]
+        table = table.set_column(i, column.name, pa.array(micros, pa.duration("us")))
+    return table
 
 
 def render_markdown() -> str:
