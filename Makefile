@@ -12,7 +12,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,engines]'
+	$(BIN)/python -m pip install --quiet -e '.[test,engines,plots]'
 	touch $(STAMP)
 
 venv: $(STAMP)

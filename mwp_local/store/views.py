@@ -836,9 +836,10 @@ ANALYSES: Mapping[str, Analysis] = {
         ),
         query=(
             "SELECT holder_agent_id AS worker, count(*) AS executions,\n"
-            "       sum(coalesce(closed_at, expires_at) - issued_at) AS busy\n"
+            "       CAST(sum(date_diff('second', issued_at, coalesce(closed_at, expires_at)))\n"
+            "            AS BIGINT) AS busy_seconds\n"
             "FROM leases WHERE lease_type = 'execution'\n"
-            "GROUP BY holder_agent_id ORDER BY busy DESC, worker"
+            "GROUP BY holder_agent_id ORDER BY busy_seconds DESC, worker"
         ),
     ),
     "declines_by_reason": Analysis(
@@ -854,6 +855,20 @@ ANALYSES: Mapping[str, Analysis] = {
         query=(
             "SELECT agent_id, status, count(*) AS offers\n"
             "FROM offers GROUP BY agent_id, status ORDER BY agent_id, status"
+        ),
+    ),
+    "concurrent_executions": Analysis(
+        question="How many executions did each Worker run at once, over time?",
+        query=(
+            "SELECT worker, changed_at,\n"
+            "       CAST(sum(delta) OVER (PARTITION BY worker ORDER BY changed_at, delta\n"
+            "            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS BIGINT) AS running\n"
+            "FROM (SELECT holder_agent_id AS worker, issued_at AS changed_at, 1 AS delta\n"
+            "      FROM leases WHERE lease_type = 'execution'\n"
+            "      UNION ALL\n"
+            "      SELECT holder_agent_id, coalesce(closed_at, expires_at), -1\n"
+            "      FROM leases WHERE lease_type = 'execution') AS changes\n"
+            "ORDER BY worker, changed_at, running"
         ),
     ),
     "worker_load_by_hour": Analysis(

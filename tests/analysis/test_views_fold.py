@@ -17,7 +17,7 @@ import pytest
 from mwp_local.agents.coordinator.contracts import DECLINE_SCHEMA as COORDINATOR_DECLINE
 from mwp_local.agents.worker.admission import DECLINE_SCHEMA as WORKER_DECLINE
 from mwp_local.store import view_kinds
-from mwp_local.store.views import VIEW_DOCS
+from mwp_local.store.views import ANALYSES, VIEW_DOCS
 
 from . import fold
 from .conftest import RUNS
@@ -168,3 +168,23 @@ def test_a_stay_lasts_from_one_transition_to_the_next(sample_runs: Mapping[str, 
     for row in rows_of(sample_runs["flagship"], "work_item_states"):
         if row["left_at"] is not None:
             assert row["duration"] == row["left_at"] - row["entered_at"] >= timedelta(0)
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_every_analysis_query_runs_and_answers(sample_runs: Mapping[str, Path], run: str) -> None:
+    for name, analysis in ANALYSES.items():
+        rows = rows_of_query(sample_runs[run], analysis.query)
+        if name in ("time_per_state", "most_loaded_worker", "concurrent_executions"):
+            assert rows, name
+    declines = rows_of_query(sample_runs["market"], ANALYSES["declines_by_reason"].query)
+    assert declines and all(r["decline_reason"] == "capacity" for r in declines)
+
+
+def rows_of_query(path: Path, query: str) -> list[dict[str, Any]]:
+    con = duckdb.connect(str(path / "group.duckdb"), read_only=True)
+    try:
+        result = con.execute(query)
+        names = [d[0] for d in result.description]
+        return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+    finally:
+        con.close()

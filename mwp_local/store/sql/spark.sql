@@ -935,14 +935,14 @@ ORDER BY
 SELECT
   holder_agent_id AS worker,
   COUNT(*) AS executions,
-  SUM(COALESCE(closed_at, expires_at) - issued_at) AS busy
+  CAST(SUM(DATEDIFF(SECOND, issued_at, COALESCE(closed_at, expires_at))) AS BIGINT) AS busy_seconds
 FROM leases
 WHERE
   lease_type = 'execution'
 GROUP BY
   holder_agent_id
 ORDER BY
-  busy DESC,
+  busy_seconds DESC,
   worker NULLS LAST;
 
 -- analysis: declines_by_reason
@@ -973,6 +973,37 @@ GROUP BY
 ORDER BY
   agent_id NULLS LAST,
   status NULLS LAST;
+
+-- analysis: concurrent_executions
+SELECT
+  worker,
+  changed_at,
+  CAST(SUM(delta) OVER (
+    PARTITION BY worker
+    ORDER BY changed_at NULLS LAST, delta NULLS LAST
+    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+  ) AS BIGINT) AS running
+FROM (
+  SELECT
+    holder_agent_id AS worker,
+    issued_at AS changed_at,
+    1 AS delta
+  FROM leases
+  WHERE
+    lease_type = 'execution'
+  UNION ALL
+  SELECT
+    holder_agent_id,
+    COALESCE(closed_at, expires_at),
+    -1
+  FROM leases
+  WHERE
+    lease_type = 'execution'
+) AS changes
+ORDER BY
+  worker NULLS LAST,
+  changed_at NULLS LAST,
+  running NULLS LAST;
 
 -- analysis: worker_load_by_hour
 SELECT
