@@ -62,6 +62,16 @@ def sandbox_problem(path: Path) -> str | None:
     return None
 
 
+def analysis_directory(text: str) -> Path:
+    """argparse type: a sandbox directory, or one an audit import wrote (its log and report)."""
+    from ..store.audit_import import AUDIT_REPORT, LOG_FILE
+
+    path = Path(text)
+    if (path / LOG_FILE).is_file() and (path / AUDIT_REPORT).is_file():
+        return path
+    return sandbox_directory(text)
+
+
 def sandbox_directory(text: str) -> Path:
     """argparse type: an existing sandbox directory."""
     path = Path(text)

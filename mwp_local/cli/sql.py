@@ -18,7 +18,7 @@ from typing import Any
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.views import sql
 
-from ._common import directory, fail, name_value
+from ._common import analysis_directory, fail, name_value
 
 #: The widest a column gets in the table output; longer values are cut and marked.
 WIDTH = 60
@@ -28,7 +28,12 @@ FORMATS = ("table", "csv", "json", "markdown")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
-    directory(parser)
+    parser.add_argument(
+        "dir",
+        type=analysis_directory,
+        metavar="DIR",
+        help="a sandbox directory, or one mwp-local audit-import wrote",
+    )
     parser.add_argument(
         "query", help="SQL over the views events, work_items, offers, … (docs/sql.md)"
     )

@@ -16,6 +16,17 @@ WORK_OFFER_CREATED = "work.offer.created"
 WORK_OFFER_ACCEPTED = "work.offer.accepted"
 WORK_STARTED = "work.started"
 WORK_UNBLOCKED = "work.unblocked"
+WORK_CHECKPOINTED = "work.checkpointed"
+WORK_BLOCKED = "work.blocked"
+WORK_SUBMITTED = "work.submitted"
+WORK_RESULT_ACCEPTED = "work.result.accepted"
+WORK_FAILED = "work.failed"
+WORK_CANCELLED = "work.cancelled"
+EXECUTION_GRANTED = "approval.execution.granted"
+MISSION_CHILD_CREATED = "mission.child.created"
+#: A lease revoked by policy or an Event; with reason ``session_replaced`` it returns the
+#: WorkItem to ``queued`` (§11.3).
+LEASE_REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
 ARTIFACT_PUBLISHED = "artifact.published"
 MESSAGE_POSTED = "message.posted"
 #: §11.5: the charge of a usage delta to a WorkItem and its whole budget ancestry.
@@ -50,6 +61,27 @@ MISSION_STATE_AFTER: Mapping[str, str] = MappingProxyType(
     }
 )
 
+#: The state of §10.2 a WorkItem is in after each Event that moves it (``work.unblocked`` names
+#: its target in ``payload.toState``; ``…lease_revoked`` moves it only for a replaced Session).
+#: The Group Authority records these as ``from_state``/``to_state``; the audit import of a
+#: foreign log (``store.audit_import``) reads them from here.
+WORK_STATE_AFTER: Mapping[str, str] = MappingProxyType(
+    {
+        WORK_AUTHORIZED: "open",
+        WORK_OFFER_CREATED: "offered",
+        WORK_OFFER_ACCEPTED: "queued",
+        EXECUTION_GRANTED: "queued",
+        WORK_STARTED: "active",
+        WORK_CHECKPOINTED: "queued",
+        WORK_BLOCKED: "blocked",
+        WORK_SUBMITTED: "submitted",
+        WORK_RESULT_ACCEPTED: "verified",
+        WORK_FAILED: "failed",
+        WORK_CANCELLED: "cancelled",
+        MISSION_CHILD_CREATED: "blocked",
+    }
+)
+
 #: The ``data_ref`` schema of a Worker's structured decline of an offer (§10.3), posted as a
 #: ``message.posted`` in the WorkItem Conversation. Its ``data``: ``offerId``, ``reason`` (one
 #: of capacity, deadline, capability, authorization, dependency, budget), ``reasons`` (every
@@ -60,12 +92,15 @@ __all__ = [
     "AGENT_CARD_REGISTERED",
     "ARTIFACT_PUBLISHED",
     "DECLINE_SCHEMA",
+    "EXECUTION_GRANTED",
+    "LEASE_REVOKED",
     "MEMBERSHIP_CHANGED",
     "MEMBERSHIP_ENDED",
     "MESSAGE_POSTED",
     "MISSION_APPROVED",
     "MISSION_CANCELLED",
     "MISSION_CHANGES_REQUESTED",
+    "MISSION_CHILD_CREATED",
     "MISSION_COORDINATOR_ASSIGNED",
     "MISSION_CREATED",
     "MISSION_STATE_AFTER",
@@ -74,9 +109,16 @@ __all__ = [
     "RESOURCE_USAGE_RECORDED",
     "SESSION_OPENED",
     "WORK_AUTHORIZED",
+    "WORK_BLOCKED",
+    "WORK_CANCELLED",
+    "WORK_CHECKPOINTED",
     "WORK_CONTRACT_REVISED",
+    "WORK_FAILED",
     "WORK_OFFER_ACCEPTED",
     "WORK_OFFER_CREATED",
+    "WORK_RESULT_ACCEPTED",
     "WORK_STARTED",
+    "WORK_STATE_AFTER",
+    "WORK_SUBMITTED",
     "WORK_UNBLOCKED",
 ]
