@@ -292,7 +292,7 @@ class DuckDBLogStore:
 
         def write() -> None:
             for name, arrow_rows in tables:
-                _insert_arrow(writer, name, arrow_rows, scan=not self._contained)
+                _insert_arrow(writer, name, arrow_rows, not self._contained)
             for change in changes:
                 self._apply_change(writer, change)
 
@@ -326,7 +326,7 @@ class DuckDBLogStore:
                             writer,
                             table.name,
                             projection_arrow(table, table_rows),
-                            scan=not self._contained,
+                            not self._contained,
                         )
 
             self._transaction(writer, write)

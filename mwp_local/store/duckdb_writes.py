@@ -27,7 +27,7 @@ PARAMETER_ROWS = 16
 
 
 def insert_arrow(
-    writer: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, *, scan: bool = True
+    writer: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, scan: bool = True
 ) -> None:
     """Insert Arrow rows in one statement (columns match by position), which reads them by
     DuckDB's replacement scan of the local variable ``mwp_arrow_rows`` (no table or view has
