@@ -12,7 +12,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,engines,plots]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -44,7 +44,7 @@ test: bytecode lint typecheck
 
 # The inner loop: everything but the slow tier, real threads and the browser (a few minutes).
 quick: bytecode
-	$(BIN)/python -m pytest -m "not slow and not threads and not browser"
+	$(BIN)/python -m pytest -m "not slow and not threads and not browser and not spark"
 
 # Speed against same-run ceilings (13-17 min on 2 cores): prints a table, writes benchmarks/results.json.
 bench: bytecode

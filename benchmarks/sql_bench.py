@@ -56,7 +56,7 @@ ANALYSIS: dict[str, str] = {
     ),
     "time spent in each WorkItem state (lag window)": (
         "SELECT from_state, count(*) AS n, avg(dwell) AS mean_seconds FROM ("
-        " SELECT from_state, epoch(occurred_at_ts) - epoch(lag(occurred_at_ts) OVER"
+        " SELECT from_state, epoch(occurred_at) - epoch(lag(occurred_at) OVER"
         " (PARTITION BY work_item_id ORDER BY position)) AS dwell FROM work_item_transitions"
         ") t WHERE dwell IS NOT NULL GROUP BY from_state ORDER BY from_state"
     ),
@@ -64,13 +64,13 @@ ANALYSIS: dict[str, str] = {
         "SELECT group_id, count(*) AS items, median(done - began) AS median_cycle,"
         " quantile_cont(epoch(done) - epoch(began), 0.95) AS p95_seconds FROM ("
         " SELECT group_id, work_item_id,"
-        " min(occurred_at_ts) FILTER (WHERE kind = 'work.authorized') AS began,"
-        " max(occurred_at_ts) FILTER (WHERE kind = 'work.result.accepted') AS done"
+        " min(occurred_at) FILTER (WHERE kind = 'work.authorized') AS began,"
+        " max(occurred_at) FILTER (WHERE kind = 'work.result.accepted') AS done"
         " FROM events WHERE work_item_id IS NOT NULL GROUP BY group_id, work_item_id"
         ") t WHERE done IS NOT NULL GROUP BY group_id ORDER BY group_id"
     ),
     "busiest actors per hour": (
-        "SELECT actor_id, date_trunc('hour', occurred_at_ts) AS hour, count(*) AS n FROM events "
+        "SELECT actor_id, date_trunc('hour', occurred_at) AS hour, count(*) AS n FROM events "
         "GROUP BY actor_id, hour ORDER BY n DESC, actor_id, hour LIMIT 20"
     ),
     "offers per Worker and expected cost (JSON payload)": (

@@ -13,6 +13,15 @@ import nbformat as nbf
 
 import glossary
 
+from mwp_local.store.views import ANALYSES
+
+#: The chart of ``mwp_local.notebook.charts`` that draws each analysis notebook 08 shows.
+CHART = {
+    "time_per_state": "state_durations",
+    "concurrent_executions": "worker_load",
+    "declines_by_reason": "declines_by_reason",
+}
+
 md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
 HERE = Path(__file__).parent
 
@@ -1051,12 +1060,11 @@ notebook("08_sql_analytics.ipynb", [
     md("A result is a pyarrow Table; `.to_pandas()` turns it into a DataFrame (pandas comes "
        "with the `notebook` extra, which `make demo` installs):"),
     code("kinds.to_pandas().head()"),
-    md("Time each WorkItem spent in each state (a window over `work_item_transitions`):"),
+    md("Time each WorkItem spent in each state: `work_item_states` holds every stay, with its "
+       "`duration` as an interval (every view's timestamps are `TIMESTAMPTZ`):"),
     code("%%mwp_sql imported\n"
-         "SELECT work_item_id, from_state, to_state,\n"
-         "       CAST(occurred_at AS TIMESTAMP) - lag(CAST(occurred_at AS TIMESTAMP))\n"
-         "         OVER (PARTITION BY work_item_id ORDER BY position) AS after\n"
-         "FROM work_item_transitions ORDER BY work_item_id, position"),
+         "SELECT work_item_id, state, entered_at, duration\n"
+         "FROM work_item_states ORDER BY work_item_id, entered_position"),
     code("agent = 'urn:missionweaveprotocol:agent:ana'"),
     code("%%mwp_sql imported\n"
          "SELECT kind, count(*) AS n FROM events WHERE actor_id = $agent GROUP BY kind ORDER BY n DESC"),
@@ -1065,4 +1073,40 @@ notebook("08_sql_analytics.ipynb", [
          "console = SqlConsole(imported, 'SELECT lease_type, state, count(*) AS n FROM leases GROUP BY ALL ORDER BY ALL')\n"
          "console.run()\n"
          "console"),
+    md("## Charts\n\nWhere you would rather look than read. A busier log first: a small "
+       "market where Workers are scarce: one is paused for the first hour (its offers expire), "
+       "two have a single slot each (they decline for capacity), and an urgent WorkItem goes "
+       "to several at once (the losers' offers are `lost_race`). The charts are matplotlib "
+       "images: they render in JupyterLab, in the saved notebook and in exported HTML, "
+       "offline. Each draws one analysis query of `docs/sql.md`, shown above it."),
+    code("from mwp_local.drivers.mission_file import parse\n"
+         "from mwp_local.notebook import charts\n"
+         "workers = [{'name': f'w{i}', 'capabilities': ['mwp.build@1.0.0'], 'max_concurrency': 1}\n"
+         "           for i in (1, 2, 3)]\n"
+         "part = {'goal': 'Build part {n}', 'capability': 'mwp.build@1.0.0', 'duration': '20m',\n"
+         "        'budget': {'financial': 20}}\n"
+         "market = parse({\n"
+         "    'name': 'market', 'sandbox': {'seed': 5, 'start': '2026-07-15T09:00:00Z'},\n"
+         "    'agents': [{'name': 'coord', 'capabilities': ['mwp.coordination@1.0.0'], 'max_concurrency': 4},\n"
+         "               *workers],\n"
+         "    'faults': [{'agent': 'w1', 'kind': 'pause', 'at': 0, 'for': '1h'}],\n"
+         "    'missions': [{'id': 'm', 'objective': 'Build a thing in parts', 'owner': 'olga',\n"
+         "                  'coordinator': 'coord', 'deadline': '3d',\n"
+         "                  'budget': {'financial': 500, 'tool_calls': 500, 'compute_seconds': 500000},\n"
+         "                  'work': [{'id': 'part', 'count': 6, **part},\n"
+         "                           {'id': 'hot', **part, 'goal': 'Fix it now', 'urgency': 'critical'}]}],\n"
+         "}, name='market')\n"
+         "busy = Sandbox(work / 'market', market)\n"
+         "busy.run()\n"
+         "busy.close()\n"
+         "busy = str(work / 'market')"),
+    code("%%mwp_sql busy\n"
+         "SELECT agent_id, status, count(*) AS offers FROM offers GROUP BY ALL ORDER BY ALL"),
+    *[cell
+      for name, title in (("time_per_state", "Time per WorkItem state"),
+                          ("concurrent_executions", "Worker load over time"),
+                          ("declines_by_reason", "Declines by reason"))
+      for cell in (md(f"### {title}\n\n{ANALYSES[name].question}"),
+                   code(f"%%mwp_sql busy -o {name}\n{ANALYSES[name].query}"),
+                   code(f"charts.{CHART[name]}({name})"))],
 ])  # fmt: skip

@@ -31,6 +31,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "verify-log": ("verify_log", "re-verify the whole log and its projections"),
     "export": ("export", "export the log as Hive-partitioned Parquet or JSON lines"),
     "import": ("import_", "ingest signed Events (JSON lines), verified and audited"),
+    "audit-import": (
+        "audit_import",
+        "import another Organization's signed Events for analysis, against its Registry",
+    ),
     "registry": ("registry", "print the signing-key Registry"),
     "run": ("run", "run a mission file to the end (step or threads mode)"),
     "poc": ("poc", "run the §22 proof of concept and check its log (exit 1 if a check fails)"),

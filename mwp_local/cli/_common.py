@@ -1,5 +1,5 @@
 """Helpers shared by subcommands: the clock, sandbox paths and the argument types that check them
-before anything is opened, the ``error:`` line on standard error, printing tables and outcomes."""
+before anything is opened, the ``error:`` line on standard error, printing outcomes."""
 
 from __future__ import annotations
 
@@ -60,6 +60,16 @@ def sandbox_problem(path: Path) -> str | None:
                 "`mwp-local init DIR` or `mwp-local run MISSION_FILE --dir DIR` creates one"
             )
     return None
+
+
+def analysis_directory(text: str) -> Path:
+    """argparse type: a sandbox directory, or one an audit import wrote (its log and report)."""
+    from ..store.audit_import import AUDIT_REPORT, LOG_FILE
+
+    path = Path(text)
+    if (path / LOG_FILE).is_file() and (path / AUDIT_REPORT).is_file():
+        return path
+    return sandbox_directory(text)
 
 
 def sandbox_directory(text: str) -> Path:
@@ -134,24 +144,3 @@ def print_outcome(outcome: Any, *, as_json: bool = False) -> None:
         print(f"  rule: {error.rule}")
     if error.stage:
         print(f"  stage: {error.stage} ({error.reason})")
-
-
-def format_table(table: Any, max_rows: int = 200) -> str:
-    """A pyarrow Table as aligned text."""
-    names = list(table.column_names)
-    rows = table.slice(0, max_rows).to_pylist()
-    cells = [[("" if r[n] is None else str(r[n])) for n in names] for r in rows]
-    widths = [min(60, max([len(n)] + [len(c[i]) for c in cells])) for i, n in enumerate(names)]
-
-    def line(values: list[str]) -> str:
-        return "  ".join(v[:60].ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
-
-    out = [line(names), line(["-" * w for w in widths])]
-    out.extend(line(c) for c in cells)
-    more = table.num_rows - len(rows)
-    out.append(
-        f"({table.num_rows} row{'s' if table.num_rows != 1 else ''}"
-        + (f", {more} not shown" if more > 0 else "")
-        + ")"
-    )
-    return "\n".join(out)

@@ -76,6 +76,8 @@ class Sandbox:
     ``work_functions`` maps a capability ID to a function that really does the work of the
     WorkItems requiring it (``WorkRequest`` → the deliverable's bytes), in place of the
     simulated deliverable; see ``agents.worker_execution.WorkFunction``.
+    ``sql_external_access`` lets ``sql()`` read files outside the directory (off by default:
+    ``store.sql_access``).
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class Sandbox:
         worker_files: bool = True,
         worker_options: Mapping[str, Mapping[str, Any]] | None = None,
         work_functions: Mapping[str, WorkFunction] | None = None,
+        sql_external_access: bool = False,
     ) -> None:
         if mode not in ("step", "threads"):
             raise ValueError("mode is 'step' or 'threads'")
@@ -113,6 +116,7 @@ class Sandbox:
             now=timestamp(self.spec.start_us),
             agents=agents,
             humans=self.spec.humans,
+            sql_external_access=sql_external_access,
         )
         if config is not None:
             self.log.authority.config = config

@@ -11,6 +11,10 @@ text). ``-o var`` keeps the result (a pyarrow Table) in ``var``. Each call runs 
 read-only cursor, so it is safe beside a run in threads mode. A mistake (a wrong column, a
 missing variable, a statement that writes) is one plain message, as in the SQL console and
 ``mwp-local sql``, never a traceback through DuckDB.
+
+Queries reach only the sandbox's own files (``store.sql_access``). ``--allow-external-access``
+lifts that for a sandbox directory opened for the cell; a running Sandbox keeps the choice it
+was created with (``Sandbox(..., sql_external_access=True)``).
 """
 
 from __future__ import annotations
@@ -24,26 +28,40 @@ from typing import Any
 #: A ``$name`` placeholder.
 PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
-USAGE = "usage: %%mwp_sql SANDBOX [-o NAME]  (then the query on the following lines)"
+USAGE = (
+    "usage: %%mwp_sql SANDBOX [-o NAME] [--allow-external-access]  "
+    "(then the query on the following lines)"
+)
 
 
 class SqlCellError(ValueError):
     """A ``%%mwp_sql`` cell that cannot run: its message says why, plainly."""
 
 
-def store_of(target: Any) -> Any:
-    """The log store behind a Sandbox, a GroupLog, a sandbox directory, or a store."""
+#: The option that lets a cell over a sandbox directory read files outside it.
+EXTERNAL = "--allow-external-access"
+
+
+def store_of(target: Any, *, external_access: bool = False) -> Any:
+    """The log store behind a Sandbox, a GroupLog, a sandbox directory, or a store
+    (``external_access`` only for a directory, which is opened here)."""
     from ..store.duckdb_log import DuckDBLogStore
 
-    if hasattr(target, "log"):  # a Sandbox
-        return target.log.store
-    if hasattr(target, "store"):  # a GroupLog
-        return target.store
     if isinstance(target, str | Path):
         path = Path(target) / "group.duckdb"
         if not path.exists():
             raise SqlCellError(f"{str(target)!r} is not a sandbox directory (no {path})")
-        return DuckDBLogStore(path, read_only=True)
+        return DuckDBLogStore(path, read_only=True, external_access=external_access)
+    if external_access:
+        raise SqlCellError(
+            f"{EXTERNAL} applies to a sandbox directory opened for this cell; a Sandbox or "
+            "store already open keeps the choice it was made with "
+            "(Sandbox(..., sql_external_access=True))"
+        )
+    if hasattr(target, "log"):  # a Sandbox
+        return target.log.store
+    if hasattr(target, "store"):  # a GroupLog
+        return target.store
     return target
 
 
@@ -73,6 +91,9 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
         args = shlex.split(line)
     except ValueError as error:
         raise SqlCellError(f"{error}; {USAGE}") from None
+    external = EXTERNAL in args
+    if external:
+        args.remove(EXTERNAL)
     output = None
     if "-o" in args:
         at = args.index("-o")
@@ -90,10 +111,14 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
     if missing:
         raise SqlCellError(f"no notebook variable for parameter(s): {', '.join(missing)}")
     params = {name: namespace[name] for name in wanted}
+    store = store_of(target, external_access=external)
     try:
-        table = sql(store_of(target), cell, params or None)
+        table = sql(store, cell, params or None)
     except (duckdb.Error, ProtocolError, ValueError) as error:
         raise SqlCellError(str(error).strip()) from None
+    finally:
+        if isinstance(target, str | Path):
+            store.close()  # opened for this cell only
     if output:
         namespace[output] = table
     return table

@@ -73,7 +73,7 @@ class SqlConsole:
                 raise ValueError(f"no value for parameter(s): {', '.join(missing)}")
             params = {name: given[name] for name in wanted}  # only those the query names
             self.result = sql(self.store, self.query.value, params or None)
-        except (ValueError, ProtocolError, duckdb.Error) as error:
+        except (ValueError, PermissionError, ProtocolError, duckdb.Error) as error:
             self.output.value = error_html(str(error).strip())
             self.result = None
             self.static.update()

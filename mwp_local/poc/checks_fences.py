@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 from ..campaign.checker import check_view
-from .evidence import Evidence, micros, signature_ok
+from .evidence import Evidence, signature_ok
 from .registry import Verdict, check, verdict
 
 S = "fences"
@@ -146,12 +146,11 @@ def coordinator_replaced(ev: Evidence) -> Verdict:
         old = p["previousCoordinatorAgentId"]
         if p["coordinator"]["agentId"] == old:
             continue
-        leases = ev.sql(
+        lapsed = ev.sql(
             "SELECT expires_at FROM leases WHERE lease_type = 'coordinator' "
-            "AND holder_agent_id = $old",
-            {"old": old},
+            "AND holder_agent_id = $old AND expires_at <= CAST($at AS TIMESTAMPTZ)",
+            {"old": old, "at": a["occurredAt"]},
         )
-        lapsed = [x for x in leases if micros(x["expires_at"]) <= micros(a["occurredAt"])]
         if lapsed:
             return True, f"{old} → {p['coordinator']['agentId']} after its lease lapsed"
         return False, f"{old} was replaced while its lease was live"

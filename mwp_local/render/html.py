@@ -242,9 +242,11 @@ def cell_html(value: Any) -> str:
         return '<span class="null">NULL</span>'
     if all(hasattr(value, a) for a in ("months", "days", "nanoseconds")):
         return escape(duration_text(value.months, value.days, value.nanoseconds))
-    if isinstance(value, _dt.timedelta):
-        micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
-        return escape(duration_text(nanoseconds=micros * 1000))
+    if isinstance(value, _dt.timedelta):  # whole days read as days, as an INTERVAL does
+        sign = "−" if value < _dt.timedelta(0) else ""
+        value = abs(value)
+        rest = (value.seconds * 1_000_000 + value.microseconds) * 1000
+        return escape(sign + duration_text(days=value.days, nanoseconds=rest))
     if isinstance(value, _dt.datetime | _dt.date | _dt.time):
         text = value.isoformat()
     elif isinstance(value, dict | list):

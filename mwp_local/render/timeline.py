@@ -10,6 +10,7 @@ queues, quotas, weights and service shares, and the slots.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from html import escape
 from typing import Any
 
@@ -17,6 +18,7 @@ from ..protocol.timestamps import format_utc, parse_timestamp
 from .html import STYLE
 from .layout import natural_key
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Colour of a lease bar by how it closed.
 CLOSURE_COLOURS: Mapping[str, str] = {
     "checkpoint": "#9ecae1",
@@ -50,8 +52,11 @@ ORDER BY position
 """.strip()
 
 
-def _us(text: str | None) -> int | None:
-    return parse_timestamp(text).epoch_micros if text else None
+def _us(value: datetime | str | None) -> int | None:
+    """Microseconds of a view's ``TIMESTAMPTZ`` (a datetime) or of RFC 3339 text."""
+    if isinstance(value, datetime):
+        return (value - _EPOCH) // timedelta(microseconds=1)
+    return parse_timestamp(value).epoch_micros if value else None
 
 
 def _short(identifier: str | None) -> str:

@@ -73,6 +73,7 @@ from .duckdb_schema import (
 from .duckdb_writes import Staged, apply_change, log_tables
 from .duckdb_writes import insert_arrow as _insert_arrow
 from .records import PROJECTION_BY_NAME, PROJECTIONS, Batch
+from .sql_access import contain
 
 __all__ = ["DEFAULT_CHECKPOINT_THRESHOLD", "LOG_TABLE_SCHEMAS", "SCHEMA_VERSION", "DuckDBLogStore"]
 
@@ -91,6 +92,9 @@ class DuckDBLogStore:
     are then refused. Opening a file left by a crashed writer works: DuckDB rolls back the
     transaction that was open, and the head is recovered from the last committed row.
 
+    Queries reach only files under the log's directory (the sandbox's own files) unless
+    ``external_access`` (``store.sql_access``).
+
     ``checkpoint_threshold`` is the write-ahead-log size at which DuckDB folds it into the file
     during a commit. DuckDB's default (16 MB, about 10k Events) stalls a commit for 0.1 to 0.8 s
     every few thousand Events and, measured here, halves sustained throughput; 256 MB (about
@@ -106,8 +110,11 @@ class DuckDBLogStore:
         read_only: bool = False,
         checkpoint_threshold: str | None = DEFAULT_CHECKPOINT_THRESHOLD,
         max_staged: int = DEFAULT_MAX_STAGED,
+        external_access: bool = False,
     ) -> None:
         self.path = Path(path)
+        #: Whether queries may read files outside the log's directory (``sql_access``).
+        self.external_access = external_access
         self.read_only = read_only
         #: Projection tables whose declared shape changed: recreated empty on open, so the
         #: caller must rebuild them by replay.
@@ -128,7 +135,11 @@ class DuckDBLogStore:
         if checkpoint_threshold is not None and not read_only:
             config["checkpoint_threshold"] = checkpoint_threshold
         self._con = connect(self.path, read_only=read_only, config=config)
+        #: Whether file access is confined to the log's directory (see ``contain_queries``).
+        self._contained = False
         try:
+            if read_only:
+                self.contain_queries()
             new = False
             if not read_only:
                 new, self.stale_projections = create_schema(self._con)
@@ -143,6 +154,20 @@ class DuckDBLogStore:
         except BaseException:
             self._con.close()
             raise
+
+    def contain_queries(self) -> None:
+        """Confine DuckDB's file access to the log's directory, for good, unless the store was
+        opened with ``external_access`` (``store.sql_access``). A read-only store is confined
+        when it opens; a writable one before its first query (``views.sql`` calls this), so
+        that a run nobody queries keeps the replacement-scan fast path of its inserts
+        (``duckdb_writes.insert_arrow``). The write lock keeps every write on one side of the
+        switch."""
+        if self.external_access or self._contained:
+            return
+        with self._write_lock:
+            if not self._contained:
+                contain(self._con, self.path.parent)
+                self._contained = True
 
     # --- recovery ------------------------------------------------------------------------
 
@@ -267,7 +292,7 @@ class DuckDBLogStore:
 
         def write() -> None:
             for name, arrow_rows in tables:
-                _insert_arrow(writer, name, arrow_rows)
+                _insert_arrow(writer, name, arrow_rows, not self._contained)
             for change in changes:
                 self._apply_change(writer, change)
 
@@ -297,7 +322,12 @@ class DuckDBLogStore:
                     writer.execute(f"DELETE FROM {quote(table.name)}")
                     table_rows = replacement[table.name]
                     if table_rows:
-                        _insert_arrow(writer, table.name, projection_arrow(table, table_rows))
+                        _insert_arrow(
+                            writer,
+                            table.name,
+                            projection_arrow(table, table_rows),
+                            not self._contained,
+                        )
 
             self._transaction(writer, write)
 
@@ -333,7 +363,7 @@ class DuckDBLogStore:
             raise
 
     def _apply_change(self, writer: duckdb.DuckDBPyConnection, change: TableChange) -> None:
-        apply_change(writer, change)
+        apply_change(writer, change, scan=not self._contained)
 
     # --- reading ---------------------------------------------------------------------------
 

@@ -8,24 +8,28 @@ the store. Layout under ``out_dir``::
     receipts/group=<value>/part-0.parquet     the columns of ``log_receipts``, in commit order
     rejections/group=<value>/part-0.parquet   the columns of ``log_rejections``, in commit order
     manifest.json                             counts and the chain head the export ends at
+    views.spark.sql                           the documented views in Spark SQL (``portable_sql``)
 
 (JSON columns are plain UTF-8 strings in the files. A store that offers ``arrow_batches`` (the
 DuckDB store) is read as Arrow batches; any other ``LogStore`` through its record iterators.)
 
-Partition value encoding (``encode_group``): a Group ID is an ASCII URI with ``:`` and ``/``,
-which cannot appear in a directory name. Every character outside ``[a-z0-9.-]`` (upper-case
-letters included, so that case-insensitive file systems cannot merge two Groups; and ``_``
-itself) becomes ``_`` followed by the two lower-case hex digits of each of its UTF-8 bytes:
-``urn:mwp:Group/1`` → ``urn_3amwp_3a_47roup_2f1``. The result needs no further escaping, reads
-back unchanged in every Hive reader (there is no ``%``, so readers that URL-decode agree with
-those that do not) and never looks like a number or a date. ``decode_group`` reverses it.
-Organization-scoped rows (no Group) go to ``group=__HIVE_DEFAULT_PARTITION__``, which Hive
-readers (pyarrow, DuckDB, Spark, Trino) read as ``NULL``. The exact Group ID is also a column
-(``group_id``) inside every file, so the partition value is only a locator.
+Partition value encoding (``encode_group``): the standard Hive escaping that DuckDB, pyarrow,
+Polars, Spark and Trino decode when they read the ``group`` partition column: every byte of the
+Group ID's UTF-8 outside ``[a-z0-9._~-]`` becomes ``%`` and two upper-case hex digits, so
+``urn:mwp-local:group:billing`` → ``urn%3Amwp-local%3Agroup%3Abilling``, as DuckDB's own
+``PARTITION_BY`` writes it. Upper-case letters are escaped too (``G`` → ``%47``), so that a
+case-insensitive file system cannot merge two Groups; every reader decodes them all the same.
+``decode_group`` reverses it. Organization-scoped rows (no Group) go to
+``group=__HIVE_DEFAULT_PARTITION__``, which those readers read as ``NULL``. The exact Group ID
+is also a column (``group_id``) inside every file. Within a partition, rows keep log order
+(commit order for receipts and rejections); readers only promise an order under ``ORDER BY
+position``.
 
 Reading it back, e.g. ``SELECT * FROM read_parquet('out/events/*/*.parquet',
-hive_partitioning = true) ORDER BY position`` (quote the ``"group"`` column: it is an SQL
-keyword), or ``pyarrow.dataset.dataset('out/events', partitioning='hive')``.
+hive_partitioning = true) WHERE "group" = 'urn:mwp-local:group:billing' ORDER BY position``
+(quote the ``"group"`` column: it is an SQL keyword), or
+``pyarrow.dataset.dataset('out/events', partitioning='hive')``; docs/sql.md shows Polars and
+Spark too.
 """
 
 from __future__ import annotations
@@ -58,11 +62,13 @@ __all__ = [
 
 #: The partition value of rows without a Group (read as NULL by Hive readers).
 ORG_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+#: The documented views in Spark SQL, written beside the datasets (``store/sql/spark.sql``).
+SPARK_VIEWS = "views.spark.sql"
 #: The datasets written under ``out_dir``.
 DATASETS = ("events", "receipts", "rejections")
 
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
-_HEX = frozenset("0123456789abcdef")
+_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789._~-")
+_HEX = frozenset("0123456789ABCDEFabcdef")
 #: The log table each dataset holds.
 _TABLES = ("log_events", "log_receipts", "log_rejections")
 _NAME_MAX = 255
@@ -74,15 +80,9 @@ def encode_group(group_id: str | None) -> str:
     """The partition value of a Group (``ORG_PARTITION`` for ``None``); see the module doc."""
     if group_id is None:
         return ORG_PARTITION
-    out = []
-    for char in group_id:
-        if char in _SAFE:
-            out.append(char)
-        else:
-            out.extend(f"_{byte:02x}" for byte in char.encode("utf-8"))
-    value = "".join(out)
-    if not value:
+    if not group_id:
         raise ValueError("an empty Group ID has no partition value")
+    value = "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in group_id.encode("utf-8"))
     if len("group=" + value) > _NAME_MAX:
         raise ValueError(f"Group ID too long for a partition directory name: {group_id!r}")
     return value
@@ -96,13 +96,13 @@ def decode_group(value: str | None) -> str | None:
     i = 0
     while i < len(value):
         char = value[i]
-        if char == "_":
+        if char == "%":
             pair = value[i + 1 : i + 3]
             if len(pair) != 2 or not set(pair) <= _HEX:
                 raise ValueError(f"bad escape at {i} in partition value {value!r}")
             data.append(int(pair, 16))
             i += 3
-        elif char in _SAFE:
+        elif ord(char) < 128 and ord(char) in _SAFE:
             data.append(ord(char))
             i += 1
         else:
@@ -319,13 +319,13 @@ def export_parquet(
 
     Events are exported up to the chain head read when the export starts, so a concurrent writer
     cannot make the export end mid-batch. Raises ``FileExistsError`` when a dataset directory
-    exists already, unless ``overwrite`` (which deletes the three dataset directories and the
-    manifest first, nothing else).
+    exists already, unless ``overwrite`` (which deletes the three dataset directories, the
+    manifest and ``views.spark.sql`` first, nothing else).
     """
     out = Path(out_dir)
     targets = [out / name for name in DATASETS]
     manifest = out / "manifest.json"
-    existing = [p for p in [*targets, manifest] if p.exists()]
+    existing = [p for p in [*targets, manifest, out / SPARK_VIEWS] if p.exists()]
     if existing and not overwrite:
         raise FileExistsError(f"export target exists already: {existing[0]}")
     for path in existing:
@@ -349,7 +349,14 @@ def export_parquet(
         manifest=manifest,
     )
     manifest.write_text(_manifest_json(summary), encoding="utf-8")
+    (out / SPARK_VIEWS).write_text(_spark_views(), encoding="utf-8")
     return summary
+
+
+def _spark_views() -> str:
+    from importlib import resources
+
+    return resources.files("mwp_local.store").joinpath("sql/spark.sql").read_text("utf-8")
 
 
 def _manifest_json(summary: ExportSummary) -> str:

@@ -61,8 +61,10 @@ def init_directory(
     now: Timestamp,
     agents: Mapping[str, Mapping[str, Any]] | None = None,
     humans: tuple[str, ...] = DEFAULT_HUMANS,
+    sql_external_access: bool = False,
 ) -> GroupLog:
-    """Create a sandbox directory and bootstrap its Organization into a new Group log."""
+    """Create a sandbox directory and bootstrap its Organization into a new Group log (whose
+    queries may read files outside the directory only with ``sql_external_access``)."""
     path.mkdir(parents=True, exist_ok=True)
     if (path / ORGANIZATION_FILE).exists() or (path / LOG_FILE).exists():
         raise FileExistsError(f"{path} already holds a sandbox")
@@ -88,7 +90,7 @@ def init_directory(
         )
     for sub in ("blobs", "export"):
         (path / sub).mkdir(exist_ok=True)
-    log = GroupLog(org, DuckDBLogStore(path / LOG_FILE))
+    log = GroupLog(org, DuckDBLogStore(path / LOG_FILE, external_access=sql_external_access))
     bootstrap(log, now)
     return log
 
@@ -129,8 +131,15 @@ def load_organization(path: Path) -> Organization:
 
 
 def open_directory(
-    path: Path, *, read_only: bool = False, config: AuthorityConfig | None = None
+    path: Path,
+    *,
+    read_only: bool = False,
+    config: AuthorityConfig | None = None,
+    sql_external_access: bool = False,
 ) -> GroupLog:
     """Open an existing sandbox directory (replaying its log)."""
     org = load_organization(path)
-    return GroupLog(org, DuckDBLogStore(path / LOG_FILE, read_only=read_only), config)
+    store = DuckDBLogStore(
+        path / LOG_FILE, read_only=read_only, external_access=sql_external_access
+    )
+    return GroupLog(org, store, config)

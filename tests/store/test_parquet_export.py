@@ -1,5 +1,6 @@
-"""Parquet export: Hive partitions per Group with a reversible, filesystem-safe encoding, read
-back identically by plain pyarrow.dataset and by DuckDB's read_parquet."""
+"""Parquet export: Hive partitions per Group in the standard escaping that engines decode (the
+partition column reads back as the Group ID itself), rows in log order within a partition, read
+back identically by plain pyarrow.dataset, DuckDB's read_parquet and Polars."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -43,13 +45,23 @@ def test_partition_encoding_is_reversible_and_filesystem_safe(group_id: str) -> 
     except ValueError:
         assert len(group_id.encode()) > 70  # only over-long IDs are refused
         return
-    assert re.fullmatch(r"[a-z0-9._-]+", value)
+    assert re.fullmatch(r"(?:[a-z0-9._~-]|%[0-9A-F]{2})+", value)
     assert decode_group(value) == group_id
 
 
 def test_partition_encoding_keeps_ids_differing_only_by_case_apart() -> None:
     assert encode_group(GROUP_A) != encode_group(GROUP_UPPER)
-    assert encode_group("urn:mwp:Group/1") == "urn_3amwp_3a_47roup_2f1"
+    assert encode_group("urn:mwp:Group/1") == "urn%3Amwp%3A%47roup%2F1"
+
+
+def test_partition_names_are_the_ones_duckdb_partition_by_writes(tmp_path: Path) -> None:
+    groups = ["urn:mwp-local:group:billing", "https://example.org/g/1?x=1#f", "urn:x:é ü"]
+    duckdb.connect().execute(
+        'COPY (SELECT unnest(?) AS "group", 1 AS n) TO ? (FORMAT parquet, PARTITION_BY ("group"))',
+        [groups, str(tmp_path / "duck")],
+    )
+    written = {p.name for p in (tmp_path / "duck").iterdir()}
+    assert written == {f"group={encode_group(g)}" for g in groups}
 
 
 def test_org_scoped_rows_get_the_hive_null_partition() -> None:
@@ -58,7 +70,7 @@ def test_org_scoped_rows_get_the_hive_null_partition() -> None:
     assert decode_group(None) is None
 
 
-@pytest.mark.parametrize("value", ["a_zz", "a_4", "A", "a/b", "a:b"])
+@pytest.mark.parametrize("value", ["a%zz", "a%4", "A", "a/b", "a:b", "%"])
 def test_malformed_partition_value_is_refused(value: str) -> None:
     with pytest.raises(ValueError):
         decode_group(value)
@@ -89,9 +101,9 @@ def test_export_reads_back_identically_with_pyarrow_and_duckdb(
     expected = [(e.position, e.event.group_id, e.event.document, e.chain) for e in entries]
     assert [(r["position"], r["group_id"], r["document"], r["chain"]) for r in py_rows] == expected
     assert [(p, g, d, c) for p, _, g, d, c in db_rows] == expected
-    # The partition column decodes back to the Group ID in both readers.
-    assert all(decode_group(r["group"]) == r["group_id"] for r in py_rows)
-    assert all(decode_group(part) == group for _, part, group, _, _ in db_rows)
+    # Both readers decode the partition column back to the Group ID itself.
+    assert all(r["group"] == r["group_id"] for r in py_rows)
+    assert all(part == group for _, part, group, _, _ in db_rows)
     # The export alone proves the log untouched.
     assert verify_chain((r["document"], r["chain"]) for r in py_rows) == []
     manifest = json.loads(summary.manifest.read_text())
@@ -190,3 +202,73 @@ def test_small_row_groups_and_buffer_flushes_keep_every_row_in_log_order(
         positions = ds.dataset(path).to_table().column("position").to_pylist()
         expected = [e.position for e in store.entries() if e.event.group_id == group]
         assert positions == expected
+
+
+STRANGE_GROUPS = [
+    "urn:mwp-local:group:billing",
+    "urn:mwp:group:acme/Research",
+    "urn:mwp:group:acme/research",
+    "https://example.org/groups/b?x=1&y=%41#frag",
+    "urn:x:a b=c_d.e~f",
+    "urn:x:日本語",
+]
+
+
+def _strange_export(tmp_path: Path) -> Path:
+    store = MemoryLogStore()
+    factory = LogFactory()
+    for group in STRANGE_GROUPS:
+        store.commit(factory.batch(2, group))
+    store.commit(Batch(events=(factory.event(None),)))
+    export_parquet(store, tmp_path / "out")
+    return tmp_path / "out"
+
+
+def test_every_engine_reads_the_partition_as_the_group_id_and_filters_on_it(
+    tmp_path: Path,
+) -> None:
+    out = _strange_export(tmp_path)
+    con = duckdb.connect()
+    pattern = str(out / "events" / "*" / "*.parquet")
+    rows = con.execute(
+        'SELECT "group", group_id FROM read_parquet(?, hive_partitioning = true)', [pattern]
+    ).fetchall()
+    assert len(rows) == 2 * len(STRANGE_GROUPS) + 1
+    assert all(part == group for part, group in rows)
+    for group in STRANGE_GROUPS:
+        ((n,),) = con.execute(
+            'SELECT count(*) FROM read_parquet(?, hive_partitioning = true) WHERE "group" = ?',
+            [pattern, group],
+        ).fetchall()
+        assert n == 2, group
+    table = ds.dataset(out / "events", format="parquet", partitioning="hive").to_table()
+    assert all(r["group"] == r["group_id"] for r in table.to_pylist())
+
+
+def test_polars_reads_the_partition_as_the_group_id(tmp_path: Path) -> None:
+    pl = pytest.importorskip("polars")
+    out = _strange_export(tmp_path)
+    frame = pl.read_parquet(str(out / "events" / "**" / "*.parquet"), hive_partitioning=True)
+    assert all(r["group"] == r["group_id"] for r in frame.select("group", "group_id").to_dicts())
+    billing = frame.filter(pl.col("group") == "urn:mwp-local:group:billing")
+    assert billing.height == 2
+
+
+def test_rows_keep_log_order_within_each_partition_file(
+    make_store: StoreMaker, tmp_path: Path
+) -> None:
+    store = make_store()
+    factory = LogFactory()
+    # Interleave the Groups, so that order within a file is not an accident of batching.
+    for _ in range(5):
+        for group in (GROUP_B, GROUP_A, None):
+            store.commit(
+                factory.batch(2, group, rejections=1)
+                if group
+                else Batch(events=(factory.event(None),))
+            )
+    export_parquet(store, tmp_path)
+    for name in ("events", "receipts", "rejections"):
+        for path in (tmp_path / name).glob("*/*.parquet"):
+            positions = pq.read_table(path).column("position").to_pylist()
+            assert positions == sorted(positions), path
