@@ -9,12 +9,9 @@ standard error and exit code 2.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
-import os
 import signal
 import sys
-import threading
 from collections.abc import Sequence
 
 #: Subcommand name → module under ``mwp_local.cli`` (imported only when used, so that
@@ -61,34 +58,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-#: Allocations between two young-generation collections in a ``mwp-local`` process (CPython's
-#: default is 700). A run allocates millions of short-lived dicts and few cycles: collecting
-#: every 700 spent ~3% of a proof-of-concept run in the collector.
-YOUNG_COLLECTION_EVERY = 20_000
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``mwp-local``; returns the process exit code."""
     if hasattr(signal, "SIGPIPE"):  # `mwp-local … | head` ends quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    if argv is None:  # a ``mwp-local`` process, not a caller of ``main``
-        gc.set_threshold(YOUNG_COLLECTION_EVERY, *gc.get_threshold()[1:])
     words = list(sys.argv[1:] if argv is None else argv)
     chosen = next((w for w in words if not w.startswith("-")), None)
     only = chosen if chosen in SUBCOMMANDS else "" if chosen is None else None
     # ``only=""`` (no subcommand: ``--help`` or an error) imports none of them; an unknown word
     # builds the whole parser so that argparse names the choices.
     args = build_parser(only).parse_args(argv)
-    if argv is None:
-        gc.freeze()  # the imported modules live until exit: never examine them again
     try:
         code: int = args._run(args)
     except OSError as exc:  # a path given on the command line cannot be read or written
         from ._common import fail
 
         code = fail(_describe(exc))
-    if argv is None:
-        _exit_at_once(code)
     return code
 
 
@@ -97,23 +82,6 @@ def _describe(exc: OSError) -> str:
     if exc.filename is not None and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
     return str(exc)
-
-
-def _exit_at_once(code: int) -> None:
-    """End a ``mwp-local`` process without the interpreter's teardown, which frees every object
-    the run built, one by one, only for the process to end: ~0.1 s after a proof-of-concept run.
-    By now the subcommand has closed every file it wrote; the standard streams are flushed here
-    and the blob store's idle threads ended. If any other thread still runs, the normal exit
-    (which waits for it) is kept."""
-    pools = sys.modules.get("mwp_local.store.blob_threads")
-    if pools is not None:
-        pools.shutdown_pools()
-    main_thread = threading.main_thread()
-    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,9 +8,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from mwp_local.poc.checks import run_checks
 from mwp_local.poc.report import canonical_report, table
 from mwp_local.poc.scenario import SAMPLE, run_scenario
-from mwp_local.poc.split import cpu_mark, run_checks_split
 
 from ..drivers.mission_file import MissionFileError
 from ._common import fail, sandbox_problem
@@ -31,8 +31,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (unless ``--check-only``), check, report; 0 only when every check passed."""
     scenario = None
-    # The window over which other processes' work decides whether the checks split.
-    mark = None if args.check_only else cpu_mark()
     if args.check_only:
         problem = sandbox_problem(args.dir)
         if problem is not None:
@@ -42,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             scenario = run_scenario(args.dir, mode=args.mode, seed=args.seed, mission=args.mission)
         except (MissionFileError, FileExistsError) as exc:
             return fail(str(exc))
-    results = run_checks_split(args.dir, since=mark)
+    results = run_checks(args.dir)
     if args.json:
         sys.stdout.write(canonical_report(results, scenario).decode("utf-8") + "\n")
     else:

@@ -26,9 +26,9 @@ class Check:
     title: str
     section: str
     fn: Callable[[Evidence], Verdict]
-    #: Reads the directory's verify-log pass (``LogView.verification``): the costly part of
-    #: checking, which ``run_checks_split`` hands to a second process (a plain replay, as
-    #: ``Evidence.registry`` reads, is cheap and does not count).
+    #: Reads the directory's verify-log pass (``LogView.verification``): ``run_checks`` runs
+    #: these first, so a later replay is taken from the pass (a plain replay, as
+    #: ``Evidence.registry`` reads, does not count).
     replays: bool = False
 
 

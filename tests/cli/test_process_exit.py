@@ -1,6 +1,6 @@
-"""A ``mwp-local`` process ends without the interpreter's teardown (``os._exit``), so these run
-it as a real process: everything it printed arrives, its exit code is the subcommand's, the files
-it wrote are complete, and a thread still running keeps the normal exit that waits for it."""
+"""``mwp-local`` as a real process ending with the interpreter's normal exit: everything it
+printed arrives, its exit code is the subcommand's, the files it wrote are complete, and a thread
+still running is waited for."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _mwp_local(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_output_exit_code_and_files_survive_the_quick_exit(
+def test_a_process_prints_everything_returns_its_code_and_leaves_whole_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     directory = tmp_path / "sbx"
@@ -69,7 +69,7 @@ sys.exit(cli.main())
 """
 
 
-def test_a_running_thread_keeps_the_normal_exit(tmp_path: Path) -> None:
+def test_the_process_waits_for_a_thread_still_running(tmp_path: Path) -> None:
     out = tmp_path / "late.txt"
     done = subprocess.run(
         [sys.executable, "-c", _WITH_A_THREAD, str(out)], capture_output=True, text=True

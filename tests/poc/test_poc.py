@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from mwp_local.cli import main
-from mwp_local.poc.checks import Result, all_checks
+from mwp_local.poc.checks import Result, all_checks, run_check
+from mwp_local.poc.evidence import Evidence
 from mwp_local.poc.report import canonical_report, render_markdown
 from mwp_local.poc.scenario import ScenarioRun
 from mwp_local.protocol.jcs import canonicalize
@@ -137,3 +138,29 @@ def test_docs_poc_lists_every_check_exactly_as_the_code_does() -> None:
 def test_every_check_is_named_in_snake_case_with_a_title() -> None:
     for name, c in all_checks().items():
         assert re.fullmatch(r"[a-z][a-z0-9_]+", name) and c.title and c.section
+
+
+def test_each_check_declares_whether_it_reads_the_verify_log_pass(
+    step_run: tuple[ScenarioRun, list[Result]],
+) -> None:
+    """``run_checks`` runs the checks that read the pass first (a later replay reuses it)."""
+    ev = Evidence.open(step_run[0].directory)
+    fresh = dict(vars(ev))  # before any cached property (``registry``, ...) is computed
+    try:
+        wrong = []
+        for name, c in all_checks().items():
+            # Each check starts from an Evidence that has derived nothing, so a cached value
+            # computed by an earlier check cannot hide what this one reads.
+            vars(ev).clear()
+            vars(ev).update(fresh)
+            derived = ev.view.derived
+            derived.verification = derived.replayed = None
+            derived.projections.clear()
+            run_check(c, ev)
+            reads = derived.verification is not None
+            if reads != c.replays:
+                wrong.append(f"{name}: declares replays={c.replays}, reads it: {reads}")
+    finally:
+        ev.close()
+    assert not wrong
+    assert sum(c.replays for c in all_checks().values()) >= 1
