@@ -17,7 +17,7 @@ same content always lands at the same path with the same bytes, so repeating a `
 writers racing) is harmless, and a crash leaves at most a stray temporary file.
 
 ``put(..., defer_sync=True)`` renames new files into place unsynced and remembers them;
-``sync()`` fsyncs them and their directories, several at a time. A deferred ``put`` never leaves
+``sync()`` fsyncs them, then their directories. A deferred ``put`` never leaves
 unsynced bytes in place of an existing file. Who defers and why a blob is never less durable than
 a log entry naming it: ``docs/durability.md``.
 
@@ -52,7 +52,6 @@ import blake3
 
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.hashing import is_sha256_id
-from .blob_threads import fsync_all, fsync_path, side_pool
 
 __all__ = [
     "CHUNK_SIZE",
@@ -70,10 +69,8 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 #: Content of at least this size is hashed with BLAKE3's multithreaded mode.
 _THREADED_FROM = 4 * CHUNK_SIZE
 _RULE = "§13.1 verify the content hash when retrieving an Artifact"
-#: ``get`` reads content up to this size in one call (it returns it whole anyway) ...
+#: ``get`` reads content up to this size in one call (it returns it whole anyway).
 WHOLE_READ_MAX = 256 * CHUNK_SIZE
-#: ... and hashes content from this size with SHA-256 and BLAKE3 side by side.
-_PARALLEL_FROM = 4 * CHUNK_SIZE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +139,15 @@ def _chunks(source: IO[bytes]) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory, by name."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _missing(ref: BlobRef, name: str | None) -> ArtifactIntegrityError:
@@ -233,8 +239,8 @@ class BlobStore:
         A no-op when nothing waits; on failure what waits stays remembered."""
         with self._sync_lock:
             # the files' bytes, then the directory entries naming them
-            fsync_all(list(self._unsynced_files))
-            fsync_all(list(self._unsynced_dirs))
+            for path in (*self._unsynced_files, *self._unsynced_dirs):
+                fsync_path(path)
             self._unsynced_files.clear()
             self._unsynced_dirs.clear()
 
@@ -253,15 +259,9 @@ class BlobStore:
         try:
             with os.fdopen(fd, "wb") as out:
                 for chunk in chunks:
-                    if len(chunk) >= _PARALLEL_FROM:  # SHA-256 beside BLAKE3 and the write
-                        done = side_pool().submit(sha.update, chunk)
-                        b3.update(chunk)
-                        out.write(chunk)
-                        done.result()
-                    else:
-                        sha.update(chunk)
-                        b3.update(chunk)
-                        out.write(chunk)
+                    sha.update(chunk)
+                    b3.update(chunk)
+                    out.write(chunk)
                     size += len(chunk)
                 out.flush()
                 if self.durable and not defer:
@@ -479,8 +479,7 @@ class BlobReader:
 
     def check_whole(self, content: bytes) -> None:
         """Verify ``content``, read whole (with at most one byte past the indexed size), as
-        ``read`` would have chunk by chunk: size first, then both digests (computed side by
-        side for large content: hashlib and BLAKE3 both release the GIL)."""
+        ``read`` would have chunk by chunk: size first, then both digests."""
         if len(content) > self.ref.size:
             self._fail("size-mismatch", "the stored file is longer than the content it indexes")
         if len(content) < self.ref.size:
@@ -488,13 +487,8 @@ class BlobReader:
                 "size-mismatch",
                 f"the stored file is truncated ({len(content)} of {self.ref.size} bytes)",
             )
-        if len(content) >= _PARALLEL_FROM:
-            sha = side_pool().submit(self._sha.update, content)
-            self._b3.update(content)
-            sha.result()
-        else:
-            self._sha.update(content)
-            self._b3.update(content)
+        self._sha.update(content)
+        self._b3.update(content)
         self._seen = len(content)
         self._finish()
 
