@@ -9,7 +9,6 @@ accepted Events; a rejected Command leaves it exactly as it was. Persisting an o
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,10 +17,10 @@ from ..protocol.documents.kinds import ExtensionEventKind
 from ..protocol.ed25519 import SigningKeyPair
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.ids import derived_uuid
-from ..protocol.jcs import canonicalize, join_members
+from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for as _profile_for
-from ..protocol.signing import sign_document_canonical, verify_parsed_canonical
+from ..protocol.signing import sign_document, verify_parsed
 from ..protocol.tables import PROTOCOL_TABLES, LeaseTransition, StateTables
 from ..protocol.timestamps import Timestamp, parse_timestamp
 from . import extensions, fences
@@ -67,39 +66,8 @@ class Rejected:
 Outcome = Accepted | Rejected
 
 
-def event_record(
-    doc: dict[str, Any],
-    from_state: str | None,
-    to_state: str | None,
-    *,
-    canonical: bytes | None = None,
-) -> EventRecord:
-    """The typed log row of a signed Event document (``canonical``: the document's canonical
-    bytes when the caller has them already, e.g. from verifying its signature)."""
-    return _event_record(
-        doc,
-        from_state,
-        to_state,
-        payload_json=canonicalize(doc["payload"]).decode("utf-8"),
-        document=(canonical if canonical is not None else canonicalize(doc)).decode("utf-8"),
-    )
-
-
-@functools.lru_cache(maxsize=1024)
-def _epoch_micros(text: str) -> int:
-    # The Events of one Command (and of a whole group-commit batch) share one occurredAt.
-    return parse_timestamp(text).epoch_micros
-
-
-def _event_record(
-    doc: dict[str, Any],
-    from_state: str | None,
-    to_state: str | None,
-    *,
-    payload_json: str,
-    document: str,
-) -> EventRecord:
-    """``event_record`` with the canonical texts of the payload and the document given."""
+def event_record(doc: dict[str, Any], from_state: str | None, to_state: str | None) -> EventRecord:
+    """The typed log row of a signed Event document."""
     payload = doc["payload"]
     occurred_at = doc["occurredAt"]
     return EventRecord(
@@ -109,11 +77,7 @@ def _event_record(
         aggregate_revision=doc.get("aggregateRevision"),
         kind=doc["kind"],
         occurred_at=occurred_at,
-        occurred_at_us=(
-            _epoch_micros(occurred_at)
-            if type(occurred_at) is str
-            else parse_timestamp(occurred_at).epoch_micros
-        ),
+        occurred_at_us=parse_timestamp(occurred_at).epoch_micros,
         actor_type=doc["actor"]["type"],
         actor_id=doc["actor"]["id"],
         cause_type=doc["cause"]["type"],
@@ -121,8 +85,8 @@ def _event_record(
         correlation_id=doc["correlationId"],
         work_item_id=doc.get("workItemId"),
         mission_id=payload.get("missionId") if isinstance(payload, dict) else None,
-        payload_json=payload_json,
-        document=document,
+        payload_json=canonicalize(payload).decode("utf-8"),
+        document=canonicalize(doc).decode("utf-8"),
         from_state=from_state,
         to_state=to_state,
     )
@@ -148,16 +112,14 @@ class Authority:
         document: Any = None
         try:
             document = parse_strict(raw)
-            verified, canonical = verify_parsed_canonical(
-                _COMMAND_PROFILE, document, self.state.registry
-            )
+            verified = verify_parsed(_COMMAND_PROFILE, document, self.state.registry)
             cmd = CommandView.from_document(verified.document, verified.signing_hash)
             duplicate = self._idempotent_retry(cmd)
             if duplicate is not None:
                 return duplicate
             self._fresh(cmd, now)
             with self.state.transaction():
-                return self._decide(cmd, now, canonical)
+                return self._decide(cmd, now)
         except ProtocolError as error:
             return Rejected(error=error, record=self._rejection(raw, document, error, now))
 
@@ -188,8 +150,8 @@ class Authority:
                 rule="§6.4 bounded freshness and clock-skew window for issuedAt",
             )
 
-    def _decide(self, cmd: CommandView, now: Timestamp, canonical: bytes | None) -> Accepted:
-        """Run the handler; ``canonical`` is the Command's canonical bytes, when known."""
+    def _decide(self, cmd: CommandView, now: Timestamp) -> Accepted:
+        """Run the handler and append its Events."""
         spec = HANDLERS.get(cmd.kind)
         if spec is None:
             raise ProtocolError(
@@ -233,7 +195,7 @@ class Authority:
                 draft = generator.send(doc)
         except StopIteration:
             pass
-        receipt = self._receipt(cmd, now, documents, canonical)
+        receipt = self._receipt(cmd, now, documents)
         self.state.put("receipts", (cmd.actor_id, cmd.action_id), receipt)
         return Accepted(receipt=receipt, events=tuple(records), event_documents=tuple(documents))
 
@@ -283,21 +245,9 @@ class Authority:
         self, draft: Draft, cmd: CommandView | None, now: Timestamp
     ) -> tuple[dict[str, Any], EventRecord]:
         doc = self._event_document(draft, cmd, now)
-        signed, members = sign_document_canonical(
-            "event", doc, self.key_pair, self.identity.authority_key_id
-        )
+        signed = sign_document("event", doc, self.key_pair, self.identity.authority_key_id)
         evolve(self.state, signed, self.tables)
-        if members is None:
-            return signed, event_record(signed, draft.from_state, draft.to_state)
-        # The texts come from the member encodings made for the signature: one walk.
-        record = _event_record(
-            signed,
-            draft.from_state,
-            draft.to_state,
-            payload_json=members["payload"].decode("utf-8"),
-            document=join_members(members).decode("utf-8"),
-        )
-        return signed, record
+        return signed, event_record(signed, draft.from_state, draft.to_state)
 
     def _event_document(
         self, draft: Draft, cmd: CommandView | None, now: Timestamp
@@ -369,7 +319,6 @@ class Authority:
         cmd: CommandView,
         now: Timestamp,
         documents: list[dict[str, Any]],
-        canonical: bytes | None = None,
     ) -> ReceiptRecord:
         body = {
             "actionId": cmd.action_id,
@@ -387,9 +336,7 @@ class Authority:
             actor_id=cmd.actor_id,
             action_id=cmd.action_id,
             command_hash=cmd.signing_hash,
-            command_document=(
-                canonical if canonical is not None else canonicalize(cmd.document)
-            ).decode("utf-8"),
+            command_document=canonicalize(cmd.document).decode("utf-8"),
             kind=cmd.kind,
             group_id=cmd.group_id,
             accepted_at=now.text,

@@ -315,34 +315,3 @@ def canonicalize(value: Any) -> bytes:
     out: list[bytes] = []
     _encode(value, out)
     return b"".join(out)
-
-
-def encode_members(obj: Mapping[str, Any]) -> dict[str, bytes] | None:
-    """The canonical bytes of each member value of a JSON object, keyed by member name.
-
-    With :func:`join_members` this gives ``canonicalize(obj)`` and, without walking the values
-    again, the canonical bytes of the same object with members left out or added (a signed
-    document with and without its ``signature``). Values are encoded in canonical member order,
-    so a ``JcsError`` is the one ``canonicalize(obj)`` raises. Returns ``None`` (encoding
-    nothing) unless ``obj`` is a ``dict`` whose member names are all ASCII strings; callers then
-    use :func:`canonicalize`.
-    """
-    if type(obj) is not dict:
-        return None
-    try:
-        if not "".join(obj).isascii():
-            return None
-    except TypeError:  # a member name that is not a string
-        return None
-    members: dict[str, bytes] = {}
-    for name in sorted(obj):
-        out: list[bytes] = []
-        _encode(obj[name], out)
-        members[name] = b"".join(out)
-    return members
-
-
-def join_members(members: Mapping[str, bytes]) -> bytes:
-    """The canonical bytes of an object from its members' canonical value bytes (ASCII member
-    names, as :func:`encode_members` returns them)."""
-    return b"{" + b",".join(_name_bytes(name)[0] + members[name] for name in sorted(members)) + b"}"

@@ -26,7 +26,7 @@ from . import documents, ed25519
 from .b64 import b64url_decode, b64url_encode
 from .errors import ErrorCode, ProtocolError
 from .hashing import sha256_id
-from .jcs import JcsError, canonicalize, encode_members, join_members
+from .jcs import JcsError, canonicalize
 from .jsontext import parse_strict
 from .registry import (
     ED25519,
@@ -287,29 +287,6 @@ def verify_parsed(
     profile: SignedDocumentProfile, document: Any, registry: RegistryEvidence
 ) -> VerifiedDocument:
     """Stages 2-6 on a value produced by ``parse_strict`` (stage 1 already passed)."""
-    return _verify(profile, document, registry)[0]
-
-
-def verify_parsed_canonical(
-    profile: SignedDocumentProfile, document: Any, registry: RegistryEvidence
-) -> tuple[VerifiedDocument, bytes | None]:
-    """``verify_parsed``, also returning the canonical bytes of the whole document (signature
-    included), joined from the member encodings the signing bytes were made of, so the document
-    is walked once. The second item is ``None`` when they cannot be reused; ``canonicalize`` the
-    document then."""
-    verified, members = _verify(profile, document, registry)
-    if members is None:
-        return verified, None
-    try:
-        signature = canonicalize(document["signature"])
-    except JcsError:
-        return verified, None
-    return verified, join_members({**members, "signature": signature})
-
-
-def _verify(
-    profile: SignedDocumentProfile, document: Any, registry: RegistryEvidence
-) -> tuple[VerifiedDocument, dict[str, bytes] | None]:
     _stage_schema(profile, document)
     signer, parts, protected, deferred = _stage_envelope(profile, document)
     try:
@@ -318,8 +295,7 @@ def _verify(
             registry, envelope["keyId"], signer, protected
         )
         try:
-            members = encode_members(unsigned_view(document))
-            message = join_members(members) if members is not None else signing_bytes(document)
+            message = signing_bytes(document)
         except JcsError as exc:
             raise _fail(
                 Stage.CANONICALIZATION,
@@ -335,7 +311,7 @@ def _verify(
         if deferred is not None:
             _decode_signature(deferred)
         raise
-    verified = VerifiedDocument(
+    return VerifiedDocument(
         profile=profile.profile_id,
         document=document,
         signing_bytes=message,
@@ -346,7 +322,6 @@ def _verify(
         key_interval=binding.interval,
         organization_id=organization_id,
     )
-    return verified, members
 
 
 def _stage_schema(profile: SignedDocumentProfile, document: Any) -> None:
@@ -498,19 +473,6 @@ def sign_document(
     the signature covers the JCS form of the document without a top-level ``signature``. A
     document that already carries a ``signature`` is refused rather than silently re-signed.
     """
-    return sign_document_canonical(profile_id, unsigned_document, key_pair, key_id)[0]
-
-
-def sign_document_canonical(
-    profile_id: str,
-    unsigned_document: Mapping[str, Any],
-    key_pair: ed25519.SigningKeyPair,
-    key_id: str,
-) -> tuple[dict[str, Any], dict[str, bytes] | None]:
-    """``sign_document``, also returning the canonical bytes of each member of the signed
-    document (``jcs.encode_members``; ``None`` when the member names are not all ASCII), so that
-    the signed document's canonical form (``jcs.join_members``) and its members' need no second
-    walk."""
     profile = PROFILES[profile_id]
     if "signature" in unsigned_document:
         raise ValueError("the document already has a top-level signature")
@@ -519,19 +481,11 @@ def sign_document_canonical(
         raise ValueError(f"{profile.protected_time_pointer} must be a UTC timestamp ending in Z")
     _parse_time(protected)
     document = dict(unsigned_document)
-    members = encode_members(document)
-    message = join_members(members) if members is not None else canonicalize(document)
-    value = b64url_encode(key_pair.sign(message))
-    envelope = {
+    value = b64url_encode(key_pair.sign(canonicalize(document)))
+    document["signature"] = {
         "algorithm": ED25519,
         "keyId": key_id,
         "createdAt": protected,
         "value": value,
     }
-    document["signature"] = envelope
-    if members is not None:
-        try:
-            members["signature"] = canonicalize(envelope)
-        except JcsError:
-            members = None
-    return document, members
+    return document

@@ -29,7 +29,7 @@ from ..authority.records import ReceiptRecord
 from ..authority.reducers import ReplayError
 from ..protocol.errors import ProtocolError
 from ..protocol.jsontext import parse_strict
-from ..protocol.signing import profile_for, verify_parsed, verify_parsed_canonical
+from ..protocol.signing import profile_for, verify_parsed
 from .base import LogEntry, LogStore, coerce_row
 from .blobs import BlobStore
 from .chain import GENESIS, link
@@ -152,13 +152,13 @@ def _verify_events(
             problem(f"{where}: the hash chain breaks here (the document or an earlier one changed)")
         try:
             doc = parsed if parsed is not None else parse_strict(record.document)
-            verified, canonical = verify_parsed_canonical(profile, doc, state.registry)
+            verified = verify_parsed(profile, doc, state.registry)
         except ProtocolError as exc:
             problem(f"{where}: signature check failed at stage {exc.stage}: {exc.explanation}")
             continue
         if doc.get("acceptedBy") != authority or verified.principal.id != org.authority.id:
             problem(f"{where}: not accepted and signed by the Group Authority")
-        if event_record(doc, record.from_state, record.to_state, canonical=canonical) != record:
+        if event_record(doc, record.from_state, record.to_state) != record:
             problem(f"{where}: a typed column disagrees with the signed document")
         if record.event_id in event_ids:
             problem(f"{where}: duplicate Event ID")
