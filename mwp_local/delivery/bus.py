@@ -32,8 +32,8 @@ from collections.abc import Callable, Collection, Sequence
 from operator import attrgetter
 from typing import Any
 
+from ..protocol.documents import validate
 from ..protocol.errors import ErrorCode, ProtocolError
-from ..protocol.identity_memo import IdentityMemo
 from ..protocol.timestamps import format_utc
 from . import frames
 from .config import DeliveryConfig, Window
@@ -77,10 +77,6 @@ class DeliveryBus:
         self.handed: dict[str, dict[str, set[int]]] = {}
         self.subscriptions: list[tuple[str, dict[str, Any]]] = []
         self.stats = BusStats()
-        #: Frames the bus built and found valid. An injected duplicate queues the *same* frame
-        #: object twice, and the bus never changes a frame it built, so its second delivery
-        #: reuses the first one's verdict (``frames.check`` runs again for any other frame).
-        self._checked: IdentityMemo[dict[str, Any], dict[str, Any]] = IdentityMemo()
         self._order = 0
         self._attached = 0
 
@@ -119,8 +115,11 @@ class DeliveryBus:
     # ------------------------------------------------------------------ publishing
 
     def publish(self, events: Sequence[dict[str, Any]], now_us: int) -> None:
-        """Take newly committed Events into the online window and queue them to sessions."""
+        """Take newly committed Events into the online window and queue them to sessions (with
+        ``validate_frames``, each Event document is checked here, once for all its frames)."""
         for event in events:
+            if self.config.validate_frames:
+                validate("event", event)
             group = event.get("groupId")
             if group is None:
                 self.org_events.append(event)
@@ -387,7 +386,7 @@ class DeliveryBus:
         for flight in due:
             frame = flight.frame
             if self.config.validate_frames:
-                self._checked.get(frame, frames.check)
+                frames.check_envelope(frame)
             kind = frame["frameType"]
             self.stats.frames[kind] = self.stats.frames.get(kind, 0) + 1
             if kind == "EVENT" and flight.group != ORG:

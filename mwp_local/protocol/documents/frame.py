@@ -134,8 +134,8 @@ SUBSCRIBE: Final = _frame(
 )
 COMMAND_FRAME: Final = _frame(FrameType.COMMAND, {"command": COMMAND})
 EVENT_FRAME: Final = _frame(FrameType.EVENT, {"event": EVENT})
-#: ``EVENT_FRAME`` without looking inside its ``event`` (checked on its own by whoever wants
-#: to check one Event document once for many frames).
+#: ``EVENT_FRAME`` without looking inside its ``event`` (for frames around an Event document
+#: that was checked on its own, once for all the frames that carry it).
 EVENT_FRAME_ENVELOPE: Final = _frame(FrameType.EVENT, {"event": Obj(additional=True)})
 ACKNOWLEDGEMENT: Final = Obj({"groupId": ID, "sequence": SAFE_INTEGER})
 ACK: Final = _frame(

@@ -20,12 +20,6 @@ One deliberate refusal goes beyond JSON Schema: a non-finite number (``NaN``, ``
 a ``jsontext.NonFiniteNumber``) is never accepted where a number is expected, since JSON cannot
 carry it (section 2).
 
-Every shape has two ways of checking: :meth:`Shape.check` collects every problem with its
-message, and :meth:`Shape.ok` only answers whether there is any, stopping at the first one and
-building no message. ``ok(v)`` is exactly ``not problems(v)`` (the verdicts are tested equal);
-valid documents, the common case, take only ``ok``, and messages are built only for a document
-that has a problem.
-
 This module must not know any protocol document, perform I/O, or import a JSON Schema library.
 """
 
@@ -67,21 +61,15 @@ class Shape(ABC):
     def check(self, value: object, at: Path, out: list[Problem]) -> None:
         """Append to ``out`` one :class:`Problem` per violation found in ``value`` at ``at``."""
 
-    @abstractmethod
-    def ok(self, value: object) -> bool:
-        """Whether ``value`` conforms: exactly ``check`` finding nothing, without messages."""
-
     def problems(self, value: object, at: Path = ()) -> list[Problem]:
         """Every problem in ``value``; empty when it conforms."""
-        if self.ok(value):
-            return []
         out: list[Problem] = []
         self.check(value, at, out)
         return out
 
     def accepts(self, value: object) -> bool:
         """Whether ``value`` conforms."""
-        return self.ok(value)
+        return not self.problems(value)
 
     def inspects(self) -> frozenset[str]:
         """Names of the object members this shape looks at when used as a condition."""
@@ -96,9 +84,6 @@ class AnyValue(Shape):
     def check(self, value: object, at: Path, out: list[Problem]) -> None:
         return None
 
-    def ok(self, value: object) -> bool:
-        return True
-
 
 ANY: Final = AnyValue()
 
@@ -110,7 +95,7 @@ class Str(Shape):
     names what the pattern means, for messages ("a content hash sha256:<64 hex digits>").
     """
 
-    __slots__ = ("_finds", "_matches", "fmt", "forbid", "hint", "max_len", "min_len", "pattern")
+    __slots__ = ("fmt", "forbid", "hint", "max_len", "min_len", "pattern")
 
     def __init__(
         self,
@@ -128,9 +113,6 @@ class Str(Shape):
         self.fmt = fmt
         self.forbid = Regex(forbid) if forbid is not None else None
         self.hint = hint
-        # ``ok`` calls the compiled searches directly (``Regex.search`` is the same search).
-        self._matches = self.pattern.compiled.search if self.pattern is not None else None
-        self._finds = self.forbid.compiled.search if self.forbid is not None else None
 
     def check(self, value: object, at: Path, out: list[Problem]) -> None:
         if not isinstance(value, str):
@@ -162,47 +144,6 @@ class Str(Shape):
             if wrong is not None:
                 out.append(Problem(at, f"{wrong} (got {describe(value)})", "format"))
 
-    def ok(self, value: object) -> bool:
-        if not isinstance(value, str):
-            return False
-        length = len(value)
-        if self.min_len is not None and length < self.min_len:
-            return False
-        if self.max_len is not None and length > self.max_len:
-            return False
-        matches = self._matches
-        if matches is not None and matches(value) is None:
-            return False
-        finds = self._finds
-        if finds is not None and finds(value) is not None:
-            return False
-        fmt = self.fmt
-        if fmt is None:
-            return True
-        accepted = _FORMAT_ACCEPTED.get(fmt)  # inline fast path of ``_format_holds``
-        return (accepted is not None and value in accepted) or _format_holds(fmt, value)
-
-
-#: Strings each ``format`` already accepted. A format check is a pure function of the string and
-#: protocol documents repeat the same identifiers and timestamps, so a verdict is kept; only
-#: acceptances are kept (a refusal is rare and needs its message anyway). Bounded per format.
-_FORMAT_ACCEPTED: dict[Format, set[str]] = {}
-_FORMAT_MEMO_LIMIT = 65_536
-
-
-def _format_holds(fmt: Format, value: str) -> bool:
-    accepted = _FORMAT_ACCEPTED.get(fmt)
-    if accepted is None:
-        accepted = _FORMAT_ACCEPTED[fmt] = set()
-    elif value in accepted:
-        return True
-    if fmt.check(value) is not None:
-        return False
-    if len(accepted) >= _FORMAT_MEMO_LIMIT:
-        accepted.clear()
-    accepted.add(value)
-    return True
-
 
 def _bounds(
     value: float, minimum: float | None, maximum: float | None, at: Path, out: list[Problem]
@@ -211,10 +152,6 @@ def _bounds(
         out.append(Problem(at, f"must be at least {minimum} (got {describe(value)})", "minimum"))
     if maximum is not None and value > maximum:
         out.append(Problem(at, f"must be at most {maximum} (got {describe(value)})", "maximum"))
-
-
-def _within(value: float, minimum: float | None, maximum: float | None) -> bool:
-    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
 
 
 class Int(Shape):
@@ -233,12 +170,6 @@ class Int(Shape):
         assert isinstance(value, int | float)
         _bounds(value, self.minimum, self.maximum, at, out)
 
-    def ok(self, value: object) -> bool:
-        if not is_finite_number(value) or (isinstance(value, float) and not value.is_integer()):
-            return False
-        assert isinstance(value, int | float)
-        return _within(value, self.minimum, self.maximum)
-
 
 class Num(Shape):
     """``type: number`` (finite) with optional ``minimum``/``maximum``."""
@@ -256,12 +187,6 @@ class Num(Shape):
         assert isinstance(value, int | float)
         _bounds(value, self.minimum, self.maximum, at, out)
 
-    def ok(self, value: object) -> bool:
-        if not is_finite_number(value):
-            return False
-        assert isinstance(value, int | float)
-        return _within(value, self.minimum, self.maximum)
-
 
 class Minimum(Shape):
     """A bare ``minimum`` (no ``type``): constrains numbers, ignores every other value."""
@@ -276,12 +201,6 @@ class Minimum(Shape):
             assert isinstance(value, int | float)
             _bounds(value, self.minimum, None, at, out)
 
-    def ok(self, value: object) -> bool:
-        if is_finite_number(value):
-            assert isinstance(value, int | float)
-            return _within(value, self.minimum, None)
-        return True
-
 
 class Bool(Shape):
     """``type: boolean``."""
@@ -291,9 +210,6 @@ class Bool(Shape):
     def check(self, value: object, at: Path, out: list[Problem]) -> None:
         if not isinstance(value, bool):
             out.append(Problem(at, f"must be true or false, not {json_type(value)}", "type"))
-
-    def ok(self, value: object) -> bool:
-        return isinstance(value, bool)
 
 
 class Const(Shape):
@@ -313,23 +229,15 @@ class Const(Shape):
                 msg += f"; {self.why}"
             out.append(Problem(at, msg, "const"))
 
-    def ok(self, value: object) -> bool:
-        if type(value) is str:
-            # json_key of a string is ("str", value): equal keys are equal strings.
-            return self.key == ("str", value)
-        return json_key(value) == self.key
-
 
 class Enum(Shape):
     """``enum``: one of these JSON values. ``what`` names the set for long lists."""
 
-    __slots__ = ("keys", "strings", "values", "what")
+    __slots__ = ("keys", "values", "what")
 
     def __init__(self, *values: object, what: str | None = None) -> None:
         self.values = tuple(v.value if isinstance(v, _PyEnum) else v for v in values)
         self.keys = frozenset(json_key(v) for v in self.values)
-        #: The string values: a ``str`` is allowed exactly when it equals one of them.
-        self.strings = frozenset(v for v in self.values if isinstance(v, str))
         self.what = what
 
     @classmethod
@@ -346,8 +254,3 @@ class Enum(Shape):
         else:
             msg = f"must be one of the {len(self.values)} {self.what} (got {describe(value)})"
         out.append(Problem(at, msg, "enum"))
-
-    def ok(self, value: object) -> bool:
-        if type(value) is str:  # json_key of a string is ("str", value)
-            return value in self.strings
-        return json_key(value) in self.keys

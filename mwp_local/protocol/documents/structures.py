@@ -1,9 +1,8 @@
 """A small combinator language for the structure of protocol documents: arrays, objects and the
 applicators (``allOf``, ``anyOf``, ``not``, ``if``/``then``/``else``, tagged unions).
 
-The semantics, and the two ways of checking (``check`` with messages, ``ok`` without), are those
-described in :mod:`.shapes`. This module must not know any protocol document, perform I/O, or
-import a JSON Schema library.
+The semantics are those described in :mod:`.shapes`. This module must not know any protocol
+document, perform I/O, or import a JSON Schema library.
 """
 
 from __future__ import annotations
@@ -69,25 +68,6 @@ class Arr(Shape):
                     break
                 seen[key] = index
 
-    def ok(self, value: object) -> bool:
-        if not isinstance(value, list):
-            return False
-        count = len(value)
-        if self.min_items is not None and count < self.min_items:
-            return False
-        if self.max_items is not None and count > self.max_items:
-            return False
-        items = self.items
-        if items is not None:
-            for item in value:
-                if not items.ok(item):
-                    return False
-        if not self.unique:
-            return True
-        if all(type(item) is str for item in value):  # json_key of a string is ("str", it)
-            return len(set(value)) == count
-        return len({json_key(item) for item in value}) == count
-
 
 def _check_min_items(value: list[Any], min_items: int | None, at: Path, out: list[Problem]) -> None:
     if min_items is not None and len(value) < min_items:
@@ -111,9 +91,6 @@ class MinItems(Shape):
         if isinstance(value, list):
             _check_min_items(value, self.min_items, at, out)
 
-    def ok(self, value: object) -> bool:
-        return not isinstance(value, list) or len(value) >= self.min_items
-
 
 class Obj(Shape):
     """``type: object`` with ``properties``, ``required`` and ``additionalProperties``.
@@ -126,7 +103,7 @@ class Obj(Shape):
     would only repeat or mislead, and the object is invalid either way.
     """
 
-    __slots__ = ("additional", "extra", "names", "props", "required", "rules")
+    __slots__ = ("additional", "names", "props", "required", "rules")
 
     def __init__(
         self,
@@ -145,8 +122,6 @@ class Obj(Shape):
         self.required = tuple(req)
         self.props: dict[str, Shape] = {**req, **opt}
         self.additional = additional
-        #: ``additional`` when it is a shape (``ok`` asks this, not ``isinstance``, per member).
-        self.extra = additional if isinstance(additional, Shape) else None
         self.names = names
         self.rules = tuple(rules)
 
@@ -179,30 +154,6 @@ class Obj(Shape):
                 continue
             found = rule.problems(value, at)
             out.extend(p for p in found if len(p.path) <= len(at) or p.path[len(at)] not in faulty)
-
-    def ok(self, value: object) -> bool:
-        # With no member problem nothing is "faulty", so every rule applies in full.
-        if not isinstance(value, dict):
-            return False
-        for name in self.required:
-            if name not in value:
-                return False
-        props = self.props
-        closed = self.additional is False
-        extra = self.extra
-        names = self.names
-        if props or closed or extra is not None or names is not None:
-            for name, member in value.items():
-                if names is not None and not names.ok(name):
-                    return False
-                shape = props.get(name)
-                if shape is not None:
-                    if not shape.ok(member):
-                        return False
-                elif closed or (extra is not None and not extra.ok(member)):
-                    return False
-        # (With no properties, names or extra shape and anything allowed, no member can fail.)
-        return all(rule.ok(value) for rule in self.rules)
 
 
 #: ``{"type": "object"}``: any object (free-form payloads, details, constraints).
@@ -239,17 +190,6 @@ class Where(Shape):
             if name in value:
                 shape.check(value[name], (*at, name), out)
 
-    def ok(self, value: object) -> bool:
-        if not isinstance(value, dict):
-            return True
-        for name in self.required:
-            if name not in value:
-                return False
-        for name, shape in self.props.items():
-            if name in value and not shape.ok(value[name]):
-                return False
-        return True
-
     def inspects(self) -> frozenset[str]:
         return frozenset(self.props) | frozenset(self.required)
 
@@ -280,11 +220,6 @@ class Forbids(Shape):
                 msg = "must be absent" + (f" ({self.why})" if self.why else "")
                 out.append(Problem((*at, name), msg, "not"))
 
-    def ok(self, value: object) -> bool:
-        if not isinstance(value, dict):
-            return False
-        return not any(name in value for name in self.names)
-
 
 class AllOf(Shape):
     """``allOf``: every shape applies."""
@@ -297,9 +232,6 @@ class AllOf(Shape):
     def check(self, value: object, at: Path, out: list[Problem]) -> None:
         for shape in self.shapes:
             shape.check(value, at, out)
-
-    def ok(self, value: object) -> bool:
-        return all(shape.ok(value) for shape in self.shapes)
 
 
 class AnyOf(Shape):
@@ -315,9 +247,6 @@ class AnyOf(Shape):
         if not any(shape.accepts(value) for shape in self.shapes):
             out.append(Problem(at, f"must be {self.expect} (got {describe(value)})", "anyOf"))
 
-    def ok(self, value: object) -> bool:
-        return any(shape.ok(value) for shape in self.shapes)
-
 
 class Not(Shape):
     """``not``: the shape must *not* apply; ``message`` says what is wrong when it does."""
@@ -331,9 +260,6 @@ class Not(Shape):
     def check(self, value: object, at: Path, out: list[Problem]) -> None:
         if self.shape.accepts(value):
             out.append(Problem(at, self.message, "not"))
-
-    def ok(self, value: object) -> bool:
-        return not self.shape.ok(value)
 
     def inspects(self) -> frozenset[str]:
         return self.shape.inspects()
@@ -369,13 +295,6 @@ class Tagged(Shape):
             return
         shape.check(value, at, out)
 
-    def ok(self, value: object) -> bool:
-        if not isinstance(value, dict) or self.key not in value:
-            return False
-        tag = value[self.key]
-        shape = self.cases.get(tag) if isinstance(tag, str) else None
-        return shape is not None and shape.ok(value)
-
 
 class If(Shape):
     """``if``/``then``/``else``; ``then_why``/``else_why`` are added to the branch's messages."""
@@ -406,7 +325,3 @@ class If(Shape):
         if why:
             found = [Problem(p.path, f"{p.message} ({why})", p.keyword) for p in found]
         out.extend(found)
-
-    def ok(self, value: object) -> bool:
-        branch = self.then if self.cond.ok(value) else self.otherwise
-        return branch is None or branch.ok(value)
