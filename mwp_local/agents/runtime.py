@@ -5,7 +5,9 @@ Authority's).
 The runtime is the boundary between a sans-IO policy and a driver. Everything an agent knows
 comes from Events delivered to it: a Command it signs carries the Session, Membership and
 Coordinator Epochs of its own replica, so an agent that missed Events sends stale Commands and
-is fenced, exactly as a real one would be.
+is fenced, exactly as a real one would be. Like a real client it folds only its own copy of each
+Event, parsed from the Event's JSON text (a document handed to ``deliver`` is read, never kept),
+so nothing the Authority, another agent or a caller holds is part of its replica.
 
 With a ``LocalStore`` (Workers; MWP-WRK-008) every released Event goes to its Group's inbox and
 the per-Group Cursors and work queues follow. Writes are batched: the Events released since the
@@ -20,15 +22,15 @@ the rebuilt queues against the stored ones (``restored``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..authority.evolve import evolve
 from ..authority.organization import Member, Organization
 from ..authority.pipeline import Outcome
+from ..authority.records import EventRecord
 from ..authority.state import AuthorityState
-from ..protocol.identity_memo import IdentityMemo
 from ..protocol.ids import derived_uuid
 from ..protocol.inbox import ORG, Inbox
 from ..protocol.jcs import canonicalize
@@ -122,12 +124,17 @@ class AgentRuntime:
 
     # ------------------------------------------------------------------ delivery
 
-    def deliver(self, events: list[dict[str, Any]]) -> int:
-        """Receive Events (any order, duplicates allowed); fold the releasable ones."""
+    def deliver(self, events: Iterable[str | bytes | dict[str, Any]]) -> int:
+        """Receive Events (any order, duplicates allowed), each as its canonical JSON text (as
+        the Group log holds it) or as a document; fold the releasable ones. Returns how many
+        were released."""
         released = 0
-        for event in events:
+        for received in events:
+            event, text = _own_copy(received)
             for ready in self.inbox.offer(event):
-                self._fold(ready)
+                # Released at once (the usual case) it comes with its text; one released later
+                # from the out-of-order buffer is written out again.
+                self._fold(ready, text if ready is event else None)
                 released += 1
                 if self._awaiting:
                     self._arrived(ready["eventId"])
@@ -155,13 +162,13 @@ class AgentRuntime:
             if not self._awaiting[key]:
                 del self._awaiting[key]
 
-    def _released(self, event: dict[str, Any]) -> bool:
-        group = event.get("groupId")
+    def _released(self, record: EventRecord) -> bool:
+        group = record.group_id
         if group is None:
-            return event["eventId"] in self.inbox.seen
-        return int(event["sequence"]) <= self.inbox.cursors.get(group, 0)
+            return record.event_id in self.inbox.seen
+        return int(record.sequence or 0) <= self.inbox.cursors.get(group, 0)
 
-    def _fold(self, event: dict[str, Any]) -> None:
+    def _fold(self, event: dict[str, Any], text: str | None) -> None:
         evolve(self.replica, event)
         self.policy.observe(self.view, event)
         if self.local is None:
@@ -176,7 +183,7 @@ class AgentRuntime:
                 sequence=int(event["sequence"]) if group != ORG else self.inbox.cursors[ORG],
                 event_id=event["eventId"],
                 kind=event["kind"],
-                document=_CANONICAL.get(event, _canonical_text),
+                document=text if text is not None else canonicalize(event).decode(),
             )
         )
 
@@ -298,8 +305,8 @@ class AgentRuntime:
         own writes)."""
         if outcome.ok:
             self.accepted += 1
-            documents = getattr(outcome, "event_documents", ())
-            waiting = {e["eventId"] for e in documents if not self._released(e)}
+            records = getattr(outcome, "events", ())
+            waiting = {r.event_id for r in records if not self._released(r)}
             if waiting:
                 self._awaiting[_key(intent)] = waiting
                 self._deferred[_key(intent)] = (intent, outcome, now_us)
@@ -310,12 +317,17 @@ class AgentRuntime:
         self.policy.on_outcome(self.view, intent, outcome, now_us)
 
 
-#: Every agent stores the same delivered Event: its canonical text is computed once.
-_CANONICAL: IdentityMemo[dict[str, Any], str] = IdentityMemo()
-
-
-def _canonical_text(event: dict[str, Any]) -> str:
-    return canonicalize(event).decode()
+def _own_copy(received: str | bytes | dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A delivered Event as this runtime's own document, with its canonical JSON text (a
+    document is written out first: the text is what the local store keeps)."""
+    if isinstance(received, dict):
+        text = canonicalize(received).decode()
+    elif isinstance(received, bytes):
+        text = received.decode("utf-8")
+    else:
+        text = received
+    event: dict[str, Any] = parse_strict(text)
+    return event, text
 
 
 def _key(intent: Intent) -> str:

@@ -23,7 +23,6 @@ from types import MappingProxyType
 from typing import Any
 
 from ..protocol.documents.kinds import EventKind, ExtensionEventKind
-from ..protocol.identity_memo import IdentityMemo
 from ..protocol.tables import (
     PROTOCOL_TABLES,
     LeaseState,
@@ -192,11 +191,6 @@ def lease_from_document(doc: Mapping[str, Any]) -> LeaseRecord:
     )
 
 
-#: The record of each Lease document folded lately: every agent folds the same Event object,
-#: and a ``LeaseRecord`` is immutable, so they share one.
-_LEASES: IdentityMemo[Mapping[str, Any], LeaseRecord] = IdentityMemo()
-
-
 def put_lease(
     state: AuthorityState,
     doc: Mapping[str, Any],
@@ -206,7 +200,7 @@ def put_lease(
     """Store the lease a Lease document describes (Events carry leases under ``leases``),
     after checking the lease table leads from the lease's previous state to the document's
     (``ReplayError`` when it does not: a closed lease is never reopened)."""
-    lease = _LEASES.get(doc, lease_from_document)
+    lease = lease_from_document(doc)
     known = state.leases.get(lease.lease_id)
     source = LeaseState.NONE if known is None else LeaseState(known.state)
     if table.between(source, LeaseState(lease.state)) is None:

@@ -5,6 +5,11 @@
 the section-19 code and a ``RejectionRecord``). The in-memory state is changed only by folding
 accepted Events; a rejected Command leaves it exactly as it was. Persisting an outcome is the
 ``GroupLog``'s job (``mwp_local.store.group_log``).
+
+An outcome is a value: the state keeps the objects of the Event documents it folded (a record
+holds a payload's ``owner`` or ``contract`` as it was signed), so those documents never leave the
+Authority. What a caller reads of an ``Accepted`` is its log rows (immutable, each with the
+Event's canonical text) and ``event_documents``, parsed afresh from that text on each read.
 """
 
 from __future__ import annotations
@@ -47,10 +52,15 @@ class Accepted:
 
     receipt: ReceiptRecord | None
     events: tuple[EventRecord, ...]
-    event_documents: tuple[dict[str, Any], ...]
     duplicate: bool = False
 
     ok = True
+
+    @property
+    def event_documents(self) -> tuple[dict[str, Any], ...]:
+        """The signed Event documents, a new copy on every read (parsed from the log rows'
+        canonical text): the caller's to keep or change, never the Authority's."""
+        return tuple(parse_strict(record.document) for record in self.events)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,7 +145,7 @@ class Authority:
                 details={"actionId": cmd.action_id, "originalCommandHash": receipt.command_hash},
                 rule="§15.1 idempotency by (actor, Action ID)",
             )
-        return Accepted(receipt=receipt, events=(), event_documents=(), duplicate=True)
+        return Accepted(receipt=receipt, events=(), duplicate=True)
 
     def _fresh(self, cmd: CommandView, now: Timestamp) -> None:
         age = now.epoch_micros - cmd.issued_at.epoch_micros
@@ -197,7 +207,7 @@ class Authority:
             pass
         receipt = self._receipt(cmd, now, documents)
         self.state.put("receipts", (cmd.actor_id, cmd.action_id), receipt)
-        return Accepted(receipt=receipt, events=tuple(records), event_documents=tuple(documents))
+        return Accepted(receipt=receipt, events=tuple(records))
 
     def _authenticate(self, ctx: Context, cmd: CommandView, scope: str) -> None:
         if scope == "organization":
@@ -417,6 +427,6 @@ class Authority:
         out: list[Accepted] = []
         for draft in drafts:
             with self.state.transaction():
-                doc, record = self._append(draft, None, now)
-            out.append(Accepted(receipt=None, events=(record,), event_documents=(doc,)))
+                _, record = self._append(draft, None, now)
+            out.append(Accepted(receipt=None, events=(record,)))
         return out

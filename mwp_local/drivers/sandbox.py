@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -148,7 +148,7 @@ class Sandbox:
             store_blobs=self._store_blobs,
             delivery=self.delivery,
         )
-        self.deliver([parse_strict(e.document) for e in self.log.store.events()])
+        self.deliver(self._log_documents())
         self._wall = 0.0
         self._write_behind = False
 
@@ -228,11 +228,13 @@ class Sandbox:
 
     # ------------------------------------------------------------------ delivery
 
-    def deliver(self, events: list[dict[str, Any]]) -> None:
-        """Deliver committed Events to every agent: through the delivery bus (frames, faults)
-        when there is one, else directly and in order."""
+    def deliver(self, events: Sequence[str | dict[str, Any]]) -> None:
+        """Deliver committed Events, each as its canonical JSON text (or as a document), to
+        every agent: through the delivery bus (frames, faults) when there is one, else directly
+        and in order. Each agent folds its own copy."""
         if self.delivery is not None:
-            self.delivery.publish(events, self.clock.now_us())
+            documents = [e if isinstance(e, dict) else parse_strict(e) for e in events]
+            self.delivery.publish(documents, self.clock.now_us())
             return
         for runtime in self.runtimes:
             runtime.deliver(events)
@@ -440,7 +442,7 @@ class Sandbox:
         incarnation = self._restarts[name] = self._restarts.get(name, 0) + 1
         new = self._worker_runtime(spec, incarnation)
         restored = new.restored
-        redelivered = new.deliver([parse_strict(text) for text in self._log_documents()])
+        redelivered = new.deliver(self._log_documents())
         rebuilt = new.work_queues()
         new.flush()
         self.runtimes[index] = new
@@ -457,10 +459,10 @@ class Sandbox:
         outcome = self.log.submit(command, timestamp(now))
         if not isinstance(outcome, Accepted):
             raise RuntimeError(f"the control plane could not open a Session: {outcome!r}")
-        events = list(outcome.event_documents)
+        events = outcome.event_documents
         if self.delivery is not None:
             self.delivery.attach(new, now)  # a new session, subscribed after its Cursors
-        self.deliver(events)
+        self.deliver(_texts(outcome))
         return RestartReport(
             agent=name,
             deleted_local_file=delete_local_file,
@@ -491,3 +493,8 @@ class Sandbox:
         for runtime in self.runtimes:
             runtime.close()
         self.log.store.close()
+
+
+def _texts(outcome: Accepted) -> list[str]:
+    """The canonical JSON text of each Event an accepted Command appended (what is delivered)."""
+    return [record.document for record in outcome.events]

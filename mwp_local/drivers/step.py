@@ -40,7 +40,7 @@ class StepDriver:
         rng: random.Random,
         *,
         finished: Callable[[], bool],
-        deliver: Callable[[list[dict[str, Any]]], None],
+        deliver: Callable[[list[str]], None],
         serve: Callable[[AgentRuntime, int], None],
         store_blobs: Callable[[dict[str, bytes]], None],
         delivery: BusDriver | None = None,
@@ -64,7 +64,7 @@ class StepDriver:
     def tick(self) -> None:
         """Let the leases that ran out expire, and deliver those Events."""
         for outcome in self.log.tick(timestamp(self.clock.now_us())):
-            self.deliver(list(outcome.event_documents))
+            self.deliver([record.document for record in outcome.events])
 
     def step(self) -> StepReport | None:
         """Perform the next agent action (advancing virtual time as needed); None when every
@@ -110,7 +110,7 @@ class StepDriver:
         data = runtime.command(intent, at)
         outcome = self.log.submit(data, timestamp(now))
         if isinstance(outcome, Accepted):
-            self.deliver(list(outcome.event_documents))
+            self.deliver([record.document for record in outcome.events])
         runtime.outcome(intent, outcome, now)
         self.steps += 1
         report = self._report(runtime, intent, data, outcome, at, before)

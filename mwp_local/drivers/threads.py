@@ -25,7 +25,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..agents.base import Intent
 from ..agents.runtime import AgentRuntime
@@ -48,7 +47,8 @@ FLUSH_EVERY_S = 2.0
 
 @dataclass
 class _Mailbox:
-    events: list[dict[str, Any]] = field(default_factory=list)
+    #: The canonical JSON text of each Event committed since the agent last looked.
+    events: list[str] = field(default_factory=list)
     #: Something changed for the agent (the bus has new frames, an outage moved on).
     poked: bool = False
     cond: threading.Condition = field(default_factory=threading.Condition)
@@ -92,7 +92,8 @@ class ThreadedRun:
                 box.poked = True
                 box.cond.notify()
 
-    def _broadcast(self, events: list[dict[str, Any]]) -> None:
+    def _broadcast(self, outcome: Accepted) -> None:
+        events = [record.document for record in outcome.events]
         for box in self.mail.values():
             with box.cond:
                 box.events.extend(events)
@@ -105,7 +106,7 @@ class ThreadedRun:
         if self.bus is None:
             outcome = self.log.submit(data, at)
             if isinstance(outcome, Accepted):
-                self._broadcast(list(outcome.event_documents))
+                self._broadcast(outcome)
             return outcome
         with self.bus.committing() as publish:
             outcome = self.log.submit(data, at)
@@ -118,7 +119,7 @@ class ThreadedRun:
         at = timestamp(now_us)
         if self.bus is None:
             for outcome in self.log.tick(at):
-                self._broadcast(list(outcome.event_documents))
+                self._broadcast(outcome)
             return
         if self.bus.outage(now_us) is not None:
             return

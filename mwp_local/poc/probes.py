@@ -60,7 +60,7 @@ def _submit(sb: Sandbox, rec: Recorder, name: str, data: bytes) -> bool:
         },
     )
     if isinstance(outcome, Accepted):
-        sb.deliver(list(outcome.event_documents))
+        sb.deliver([record.document for record in outcome.events])
         return True
     return False
 
