@@ -31,11 +31,13 @@ class _DuplicateMember(ValueError):
 
 
 def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _DuplicateMember(key)
-        obj[key] = value
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # a name repeats: name the first one that does
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateMember(key)
+            seen.add(key)
     return obj
 
 
@@ -48,11 +50,13 @@ def _parse_float(text: str) -> float | NonFiniteNumber:
 
 def _parse_int(text: str) -> int | NonFiniteNumber:
     value = int(text)
-    # An integer too large for binary64 cannot enter the JCS data model either.
-    try:
-        float(value)
-    except OverflowError:
-        return NonFiniteNumber(text)
+    # An integer too large for binary64 cannot enter the JCS data model either (one of at
+    # most 308 digits never is).
+    if len(text) > 308:
+        try:
+            float(value)
+        except OverflowError:
+            return NonFiniteNumber(text)
     return value
 
 
