@@ -133,6 +133,20 @@ class Obj(Shape):
         for name in self.required:
             if name not in value:
                 out.append(Problem((*at, name), "is required", "required"))
+        if self.props or self.names is not None or self.additional is not True:
+            self._check_members(value, at, out)  # (else any member is allowed as it is)
+        if not self.rules:
+            return
+        # Once a member is reported wrong, a conditional that looks at it, or a further problem
+        # inside it, would only add noise: the object is invalid already either way.
+        faulty = {p.path[len(at)] for p in out[before:] if len(p.path) > len(at)}
+        for rule in self.rules:
+            if isinstance(rule, If) and not faulty.isdisjoint(rule.cond.inspects()):
+                continue
+            found = rule.problems(value, at)
+            out.extend(p for p in found if len(p.path) <= len(at) or p.path[len(at)] not in faulty)
+
+    def _check_members(self, value: dict[Any, Any], at: Path, out: list[Problem]) -> None:
         for name, member in value.items():
             where = (*at, name)
             if self.names is not None:
@@ -146,14 +160,6 @@ class Obj(Shape):
                 out.append(Problem(where, msg, "additionalProperties"))
             elif isinstance(self.additional, Shape):
                 self.additional.check(member, where, out)
-        # Once a member is reported wrong, a conditional that looks at it, or a further problem
-        # inside it, would only add noise: the object is invalid already either way.
-        faulty = {p.path[len(at)] for p in out[before:] if len(p.path) > len(at)}
-        for rule in self.rules:
-            if isinstance(rule, If) and not faulty.isdisjoint(rule.cond.inspects()):
-                continue
-            found = rule.problems(value, at)
-            out.extend(p for p in found if len(p.path) <= len(at) or p.path[len(at)] not in faulty)
 
 
 #: ``{"type": "object"}``: any object (free-form payloads, details, constraints).
