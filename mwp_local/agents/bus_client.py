@@ -55,11 +55,14 @@ class BusClient:
         """The Agent (or human) this session belongs to."""
         return self.runtime.member.id
 
-    def receive(self, frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
-        """Take one frame; return the frames that answer it."""
+    def receive(
+        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Take one frame; return the frames that answer it. The runtime folds its own copy of
+        an ``EVENT`` frame's Event, parsed from ``event_text`` when the bus sent it."""
         kind = frame["frameType"]
         if kind == "EVENT":
-            self.runtime.deliver([frame["event"]])
+            self.runtime.deliver([frame["event"] if event_text is None else event_text])
             return []
         if kind == "PING" and "replyToNonce" not in frame:
             nonce = frames.nonce_for(self.agent_id, frame["nonce"])

@@ -34,6 +34,8 @@ from typing import Any
 
 from ..protocol.documents import validate
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.jcs import canonicalize
+from ..protocol.jsontext import parse_strict
 from ..protocol.timestamps import format_utc
 from . import frames
 from .config import DeliveryConfig, Window
@@ -71,6 +73,9 @@ class DeliveryBus:
         self.snapshots: dict[str, SnapshotBundle] = {}
         self.current_snapshot: dict[str, str] = {}
         self.org_events: list[dict[str, Any]] = []
+        #: The canonical JSON text of every Event published, by Event ID: what an ``EVENT``
+        #: frame hands its receiver, to parse into a copy of its own.
+        self.texts: dict[str, str] = {}
         #: Every ACK received: (agent, Group, Cursor), what each session was handed, and every
         #: SUBSCRIBE received.
         self.acks: list[tuple[str, str, int]] = []
@@ -114,10 +119,16 @@ class DeliveryBus:
 
     # ------------------------------------------------------------------ publishing
 
-    def publish(self, events: Sequence[dict[str, Any]], now_us: int) -> None:
-        """Take newly committed Events into the online window and queue them to sessions (with
-        ``validate_frames``, each Event document is checked here, once for all its frames)."""
-        for event in events:
+    def publish(self, events: Sequence[str | dict[str, Any]], now_us: int) -> None:
+        """Take newly committed Events (each its canonical JSON text, or a document) into the
+        online window and queue them to sessions (with ``validate_frames``, each Event document
+        is checked here, once for all its frames)."""
+        for published in events:
+            if isinstance(published, dict):
+                event, text = published, canonicalize(published).decode()
+            else:
+                event, text = parse_strict(published), published
+            self.texts[event["eventId"]] = text
             if self.config.validate_frames:
                 validate("event", event)
             group = event.get("groupId")
@@ -182,23 +193,24 @@ class DeliveryBus:
         self, session: Session, group: str, sequence: int, event: dict[str, Any], now_us: int
     ) -> None:
         frame = frames.event(session.ids.next(), event)
+        text = self.texts[event["eventId"]]
         config, rng = self.config, self.rng
         if group == ORG:
             # Organization Events have no sequence to restore their order by, and Group Events
             # may depend on them: they are never dropped, delayed or overtaken (duplicates are
             # harmless, the receiver drops them by Event ID).
-            self._queue(session, group, sequence, frame, now_us)
+            self._queue(session, group, sequence, frame, now_us, text)
             if config.duplicate and rng.random() < config.duplicate:
                 self.stats.duplicates += 1
-                self._queue(session, group, sequence, frame, now_us)
+                self._queue(session, group, sequence, frame, now_us, text)
             return
         if config.drop and rng.random() < config.drop:
             self.stats.drops += 1
             return
-        self._queue(session, group, sequence, frame, now_us + self._delay())
+        self._queue(session, group, sequence, frame, now_us + self._delay(), text)
         if config.duplicate and rng.random() < config.duplicate:
             self.stats.duplicates += 1
-            self._queue(session, group, sequence, frame, now_us + self._delay())
+            self._queue(session, group, sequence, frame, now_us + self._delay(), text)
 
     def _delay(self) -> int:
         config = self.config
@@ -208,10 +220,16 @@ class DeliveryBus:
         return 0
 
     def _queue(
-        self, session: Session, group: str, sequence: int, frame: dict[str, Any], due_us: int
+        self,
+        session: Session,
+        group: str,
+        sequence: int,
+        frame: dict[str, Any],
+        due_us: int,
+        text: str | None = None,
     ) -> None:
         self._order += 1
-        session.queue.append(Flight(due_us, self._order, group, sequence, frame))
+        session.queue.append(Flight(due_us, self._order, group, sequence, frame, text))
 
     def _error(self, session: Session, group: str, problem: ProtocolError, now_us: int) -> None:
         frame = frames.error(session.ids.next(), problem, format_utc(now_us), group_id=group)
@@ -391,7 +409,7 @@ class DeliveryBus:
             self.stats.frames[kind] = self.stats.frames.get(kind, 0) + 1
             if kind == "EVENT" and flight.group != ORG:
                 handed.setdefault(flight.group, set()).add(flight.sequence)
-            for reply in receiver.receive(frame, now_us):
+            for reply in receiver.receive(frame, now_us, flight.text):
                 self.on_frame(session, reply, now_us)
         ack = receiver.acknowledge(now_us)
         if ack is not None:

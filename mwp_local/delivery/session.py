@@ -22,8 +22,13 @@ class Receiver(Protocol):
         """The Agent (or human) the session belongs to."""
         ...
 
-    def receive(self, frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
-        """Take one frame; return the frames it answers with (``SUBSCRIBE``, ``PING``)."""
+    def receive(
+        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Take one frame; return the frames it answers with (``SUBSCRIBE``, ``PING``). With an
+        ``EVENT`` frame comes ``event_text``, the Event's canonical JSON text: the bytes the
+        frame carries on a real connection, which the receiver parses into its own copy (the
+        frame's ``event`` is the bus's, to read and never to keep)."""
         ...
 
     def acknowledge(self, now_us: int) -> dict[str, Any] | None:
@@ -42,6 +47,8 @@ class Flight:
     group: str
     sequence: int
     frame: dict[str, Any]
+    #: The canonical JSON text of an ``EVENT`` frame's Event (None for other frames).
+    text: str | None = None
 
 
 @dataclass

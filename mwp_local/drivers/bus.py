@@ -58,12 +58,13 @@ class BusDriver:
         self.bus.attach(client, now_us)
         return client
 
-    def publish(self, events: Sequence[dict[str, Any]], now_us: int) -> None:
-        """Committed Events: into the online window, then one delivery round."""
+    def publish(self, events: Sequence[str | dict[str, Any]], now_us: int) -> None:
+        """Committed Events (each its canonical JSON text, or a document): into the online
+        window, then one delivery round."""
         self.enqueue(events, now_us)
         self.bus.pump(now_us)
 
-    def enqueue(self, events: Sequence[dict[str, Any]], now_us: int) -> None:
+    def enqueue(self, events: Sequence[str | dict[str, Any]], now_us: int) -> None:
         """Committed Events into the online window and the sessions' queues, without a
         delivery round (threads mode: each agent's thread pumps its own session)."""
         self.bus.publish(events, now_us)

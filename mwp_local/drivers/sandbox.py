@@ -233,8 +233,7 @@ class Sandbox:
         every agent: through the delivery bus (frames, faults) when there is one, else directly
         and in order. Each agent folds its own copy."""
         if self.delivery is not None:
-            documents = [e if isinstance(e, dict) else parse_strict(e) for e in events]
-            self.delivery.publish(documents, self.clock.now_us())
+            self.delivery.publish(events, self.clock.now_us())
             return
         for runtime in self.runtimes:
             runtime.deliver(events)

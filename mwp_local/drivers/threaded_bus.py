@@ -55,13 +55,13 @@ class SharedBus:
     # ------------------------------------------------------------------ delivery
 
     @contextmanager
-    def committing(self) -> Iterator[Callable[[Sequence[dict[str, Any]], int], None]]:
+    def committing(self) -> Iterator[Callable[[Sequence[str | dict[str, Any]], int], None]]:
         """Hold the bus while the caller commits to the Group log and publishes (with the
         function this yields) what it committed: Events reach the bus in log order, so each
         Group's sequences arrive contiguously, as the online window needs."""
         published: list[int] = []
 
-        def publish(events: Sequence[dict[str, Any]], now_us: int) -> None:
+        def publish(events: Sequence[str | dict[str, Any]], now_us: int) -> None:
             if events:
                 self.driver.enqueue(events, now_us)
                 published.append(len(events))

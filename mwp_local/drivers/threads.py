@@ -111,7 +111,7 @@ class ThreadedRun:
         with self.bus.committing() as publish:
             outcome = self.log.submit(data, at)
             if isinstance(outcome, Accepted):
-                publish(list(outcome.event_documents), now_us)
+                publish([record.document for record in outcome.events], now_us)
         return outcome
 
     def _tick(self, now_us: int) -> None:
@@ -125,7 +125,7 @@ class ThreadedRun:
             return
         with self.bus.committing() as publish:
             for outcome in self.log.tick(at):
-                publish(list(outcome.event_documents), now_us)
+                publish([record.document for record in outcome.events], now_us)
 
     def _receive(self, runtime: AgentRuntime, now_us: int) -> None:
         """Fold what reached the agent: its mailbox, or a delivery round of its session."""

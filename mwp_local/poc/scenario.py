@@ -103,6 +103,10 @@ class Recorder:
             (self.root / f"{name}.jsonl").write_text("".join(f"{x}\n" for x in lines))
 
 
+#: A bus client's ``receive`` (``delivery.session.Receiver``).
+Receive = Callable[[dict[str, Any], int, str | None], list[dict[str, Any]]]
+
+
 def _record_frames(driver: BusDriver | None, rec: Recorder) -> None:
     """Wrap each bus client's ``receive`` so every frame it is handed is recorded first."""
     if driver is None:
@@ -110,14 +114,15 @@ def _record_frames(driver: BusDriver | None, rec: Recorder) -> None:
     for client in driver.clients.values():
         if getattr(client, "_poc_recorded", False):
             continue
-        inner: Callable[[dict[str, Any], int], list[dict[str, Any]]] = client.receive
+        inner: Receive = client.receive
         agent = client.agent_id
         incarnation = client.runtime.incarnation
 
         def receive(
             frame: dict[str, Any],
             now_us: int,
-            inner: Callable[[dict[str, Any], int], list[dict[str, Any]]] = inner,
+            event_text: str | None = None,
+            inner: Receive = inner,
             agent: str = agent,
             incarnation: int = incarnation,
         ) -> list[dict[str, Any]]:
@@ -136,7 +141,7 @@ def _record_frames(driver: BusDriver | None, rec: Recorder) -> None:
             elif kind == "ERROR":
                 row["error"] = frame["error"]
             rec.add("frames", row)
-            return inner(frame, now_us)
+            return inner(frame, now_us, event_text)
 
         client.receive = receive  # type: ignore[method-assign]
         client._poc_recorded = True  # type: ignore[attr-defined]

@@ -185,9 +185,11 @@ def test_an_old_cursor_gets_cursor_too_old_and_the_receiver_restores_the_snapsho
     received: list[dict[str, Any]] = []
     original = client.receive
 
-    def spy(frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+    def spy(
+        frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
         received.append(frame)
-        return original(frame, now_us)
+        return original(frame, now_us, event_text)
 
     client.receive = spy  # type: ignore[method-assign]
     bus.attach(client, T0)
@@ -265,7 +267,9 @@ class Counting:
     agent_id: str
     frames: list[dict[str, Any]]
 
-    def receive(self, frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+    def receive(
+        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
         self.frames.append(frame)
         return []
 
