@@ -17,9 +17,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ..protocol.documents import validate
+from ..protocol.documents import validate, validate_shape
 from ..protocol.documents.frame import EVENT_FRAME_ENVELOPE
-from ..protocol.documents.wire import validate_shape
 from ..protocol.errors import ProtocolError
 from ..protocol.ids import derived_uuid
 

@@ -2,9 +2,8 @@
 
 Owns the shapes and status vocabularies of the signed Agent Card (identity, endpoints, keys,
 and the declared capabilities with their schema hashes and verified Evidence) and of the Presence
-Record (session, capacity, per-capability availability); their typed values live in
-:mod:`.values.agent`. Agent Cards carry no permissions and Presence Records no credentials: both
-are closed objects. It must not perform I/O or decide trust.
+Record (session, capacity, per-capability availability). Agent Cards carry no permissions and
+Presence Records no credentials: both are closed objects. It must not perform I/O or decide trust.
 """
 
 from __future__ import annotations

@@ -3,9 +3,8 @@
 Owns the shapes and vocabularies of ``artifact.schema.json`` (a signed manifest: content is
 referenced by URI and hash, never inlined), ``evidence.schema.json`` (a signed check mapped to
 acceptance criteria), ``context-package.schema.json`` (a signed summary with Event provenance)
-and ``group-snapshot.schema.json`` (the signed archival snapshot with its policy log); their
-typed values live in :mod:`.values.artifacts`. It must not fetch content, compute hashes or
-perform I/O.
+and ``group-snapshot.schema.json`` (the signed archival snapshot with its policy log). It must
+not fetch content, compute hashes or perform I/O.
 """
 
 from __future__ import annotations

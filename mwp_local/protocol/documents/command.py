@@ -1,9 +1,9 @@
 """``command.schema.json``: the signed Command envelope (section 15.1).
 
-Owns the Command shape, including the ten conditional rules that tie the actor type and the kind
-to the Group ID and the Session, Membership and Coordinator Epochs; the typed :class:`Command`
-lives in :mod:`.values.command`. It checks structure only: whether the epochs are *current*, the
-actor authorized or the signature valid is decided elsewhere. It must not perform I/O.
+Owns the Command shape, including the ten conditional rules that tie the actor type and the kind to
+the Group ID and the Session, Membership and Coordinator Epochs. It checks structure only: whether
+the epochs are *current*, the actor authorized or the signature valid is decided elsewhere. It must
+not perform I/O.
 """
 
 from __future__ import annotations

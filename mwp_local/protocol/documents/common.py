@@ -2,10 +2,9 @@
 
 Owns the shapes every document refers to (identifier, kind, timestamp, safe integers, semver,
 base64url, sha256, duration, actors, signature, public key, capability reference, budget,
-acceptance criterion, resource grant, classification, extensions) and their vocabularies; the
-small typed values built from them (:class:`Actor`, :class:`Signature`, :class:`Budget`, ...)
-live in :mod:`.values.common`. It is a hand transcription of the official definitions; it must
-not load the schema file or perform I/O.
+acceptance criterion, resource grant, classification, extensions) and their vocabularies. It
+is a hand transcription of the official definitions; it must not load the schema file or perform
+I/O.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """``conversation.schema.json`` and ``message.schema.json`` (section 9).
 
 Owns the shapes and vocabularies of a Conversation (its type, access mode and members) and of a
-committed Message (author, kind, content blocks, mentions); their typed values live in
-:mod:`.values.conversation`. A Message never carries authority:
+committed Message (author, kind, content blocks, mentions). A Message never carries authority:
 ``authority`` is the constant ``false``, because Messages are context and cannot authorize
 execution. It must not perform I/O or decide visibility.
 """

@@ -1,10 +1,9 @@
 """``event.schema.json``: the signed Event envelope (section 15.2).
 
-Owns the Event shape (a Group Event carries its Group ID, sequence and aggregate revision; the
-two Organization-scoped facts carry none of them and are accepted by a service) and the cause
-vocabulary; the typed :class:`Event` with its :class:`Cause` lives in :mod:`.values.event`. It
-checks structure only; sequence continuity and the accepting authority's signature are checked
-elsewhere. It must not perform I/O.
+Owns the Event shape (a Group Event carries its Group ID, sequence and aggregate revision; the two
+Organization-scoped facts carry none of them and are accepted by a service) and the cause
+vocabulary. It checks structure only; sequence continuity and the accepting authority's signature
+are checked elsewhere. It must not perform I/O.
 """
 
 from __future__ import annotations

@@ -3,10 +3,8 @@
 Owns the shape of every frame (the four HELLO phases, SUBSCRIBE, COMMAND, EVENT, ACK, PING and
 ERROR) and the frame type and HELLO phase vocabularies. The official schema is a ``oneOf`` whose
 alternatives each fix ``frameType`` (and ``phase`` for HELLO) with a ``const``; selecting by
-those members, as :data:`WEBSOCKET_FRAME` does, is equivalent and gives precise messages. One
-typed class per frame, the ``Frame`` union and ``frame_from_json`` (which picks the class from a
-table keyed by ``frameType`` and ``phase``) live in :mod:`.values.frame`. It must not open
-sockets, run the handshake or perform I/O.
+those members, as :data:`WEBSOCKET_FRAME` does, is equivalent and gives precise messages. It
+must not open sockets, run the handshake or perform I/O.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ Owns the shapes and vocabularies of ``approval.schema.json`` (a signed decision 
 Mission revision and Artifacts; final Mission Approval is human), ``extension-profile.schema.json``
 (a governed profile that can never override core invariants), ``first-admission-record.schema.json``
 (durable admission metadata, unsigned by design) and ``error.schema.json`` (the wire form of a
-section 19 error); their typed values live in :mod:`.values.governance`. It must not decide
-policy, verify signatures or perform I/O.
+section 19 error). It must not decide policy, verify signatures or perform I/O.
 """
 
 from __future__ import annotations

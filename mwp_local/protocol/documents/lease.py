@@ -1,9 +1,9 @@
 """``lease.schema.json``: fenced Coordinator, ownership, Execution and blocked leases (11.3).
 
 Owns the Lease shape (which epochs and timestamps each lease type carries, renewal bookkeeping,
-and the closure fields that only a closed lease has) and its type and state vocabularies; the
-typed :class:`Lease` lives in :mod:`.values.lease`. Expiry, renewal and fencing *decisions* are
-made elsewhere from these values; this module must not read a clock or perform I/O.
+and the closure fields that only a closed lease has) and its type and state vocabularies. Expiry,
+renewal and fencing *decisions* are made elsewhere; this module must not read a clock or perform
+I/O.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """``mission.schema.json``, ``group.schema.json`` and ``membership.schema.json`` (sections 7, 8).
 
-Owns the shapes of a Mission (objective, definition of done, owner, Coordinator lease
-reference, state, budget, approval policy, parent link), its Group (active or archived with a
-signed snapshot), and a Group Membership (role, state, epoch, scopes, delegation grants); their
-typed values live in :mod:`.values.mission`. The state *vocabularies* live here; the lifecycle
-tables that move between them do not. It must not perform I/O.
+Owns the shapes of a Mission (objective, definition of done, owner, Coordinator lease reference,
+state, budget, approval policy, parent link), its Group (active or archived with a signed snapshot),
+and a Group Membership (role, state, epoch, scopes, delegation grants). The state *vocabularies*
+live here; the lifecycle tables that move between them do not. It must not perform I/O.
 """
 
 from __future__ import annotations

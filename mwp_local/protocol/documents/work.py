@@ -3,8 +3,8 @@
 Owns the shapes and vocabularies of the required Work Contract (goal, deliverables, acceptance
 criteria, inputs, resources, capabilities, deadline, urgency, retry policy, budget, risk and
 execution approval) and of a WorkItem (state, offers, owner, selection basis, schedule estimate,
-progress, submission); their typed values live in :mod:`.values.work`. The WorkItem *state
-vocabulary* lives here; the transition table of section 10.2 does not. It must not perform I/O.
+progress, submission). The WorkItem *state vocabulary* lives here; the transition table of
+section 10.2 does not. It must not perform I/O.
 """
 
 from __future__ import annotations
