@@ -40,8 +40,8 @@ MAX_WAIT_S = 0.05
 #: An idle agent commits its local projections at most this often (real seconds): every Event
 #: wakes every agent, and one local commit per agent per Event would cost more than the
 #: actions (a Worker's commit also writes the Group log's staged tail first). What waits is
-#: bounded by this, by ``runtime.MAX_PENDING`` and by the run's end. Measured on a 2-core
-#: machine with 16 Workers: 0.25 s spent about a third of the run's CPU time in these commits.
+#: bounded by this, by ``runtime.MAX_PENDING`` and by the run's end (``benchmarks/NOTES.md``
+#: has what shorter intervals cost).
 FLUSH_EVERY_S = 2.0
 
 

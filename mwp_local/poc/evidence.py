@@ -126,7 +126,7 @@ class Evidence:
     def rejections(self) -> list[dict[str, Any]]:
         """The rejections in log order, with the columns of the ``rejections`` view the checks
         read: the same rows and values the view returns, built from the records the ``LogView``
-        read at open (which saves a query, ~2 ms)."""
+        read at open (which saves a query)."""
         return [
             {
                 "code": r.code,
@@ -223,7 +223,7 @@ class Evidence:
     def registry(self) -> Any:
         """The signing-key Registry as the whole log leaves it, from a replay of the log (taken
         from the verify-log pass when that ran first, else one fold without re-checking the
-        signatures: ~50 ms, where the pass is ~0.3 to 0.6 s). A signature checked against it is
+        signatures, a small part of the pass). A signature checked against it is
         only as good as the log's own signatures, which ``log_verifies`` checks in the same
         report."""
         return self.view.replayed().registry

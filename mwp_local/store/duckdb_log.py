@@ -96,11 +96,10 @@ class DuckDBLogStore:
     ``external_access`` (``store.sql_access``).
 
     ``checkpoint_threshold`` is the write-ahead-log size at which DuckDB folds it into the file
-    during a commit. DuckDB's default (16 MB, about 10k Events) stalls a commit for 0.1 to 0.8 s
-    every few thousand Events and, measured here, halves sustained throughput; 256 MB (about
-    170k Events) keeps checkpoints rare, at the price of up to ~1.5 s of log replay when
-    reopening after a crash. Call ``checkpoint()`` when idle to keep both short. ``None`` keeps
-    DuckDB's default.
+    during a commit. DuckDB's default (16 MB, about 10k Events) stalls a commit with a checkpoint
+    every few thousand Events; 256 MB (about 170k Events) keeps checkpoints rare, at the price of a
+    longer log replay when reopening after a crash (``benchmarks/NOTES.md``). Call ``checkpoint()``
+    when idle to keep both short. ``None`` keeps DuckDB's default.
     """
 
     def __init__(
@@ -145,7 +144,7 @@ class DuckDBLogStore:
                 new, self.stale_projections = create_schema(self._con)
             if new:
                 # A new file: its tables were created empty just now, at this code's version,
-                # so there is nothing to check or recover (five queries, ~4 ms, skipped).
+                # so there is nothing to check or recover (five queries skipped).
                 self._set_head((0, GENESIS), {}, 0, 0)
             else:
                 check_schema_version(self._con, self.path)

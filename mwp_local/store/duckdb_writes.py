@@ -16,13 +16,12 @@ from .records import Batch
 
 KEYS_PER_DELETE = 256
 #: Up to this many composite keys are deleted with ``(a = ? AND b = ?) OR ...``; more with one
-#: ``(a, b) IN (SELECT unnest(?), unnest(?))``. Measured on this kind of machine: the ``OR`` form
-#: costs ~2.3 ms for 6 keys but ~70 ms for 300 (a group-committed batch of budget rows), the
-#: ``unnest`` form ~2.8 ms and ~4.5 ms.
+#: ``(a, b) IN (SELECT unnest(?), unnest(?))``, since the ``OR`` form's cost grows with the keys
+#: (a group-committed batch of budget rows has hundreds).
 OR_KEYS = 8
 #: Up to this many projection rows are inserted as ``VALUES`` parameters, more as one Arrow
 #: batch. Rows are already validated and typed by ``normalize_delta``; for a few rows the
-#: parameters skip the relation layer's bind (~0.3 ms a statement, most of a small commit).
+#: parameters skip the relation layer's bind, most of a small commit.
 PARAMETER_ROWS = 16
 
 
@@ -31,9 +30,9 @@ def insert_arrow(
 ) -> None:
     """Insert Arrow rows in one statement (columns match by position), which reads them by
     DuckDB's replacement scan of the local variable ``mwp_arrow_rows`` (no table or view has
-    that name). Measured with DuckDB 2.0: 0.2 to 0.45 ms a statement cheaper than
-    ``from_arrow(rows).insert_into(table)``, whose Python relation layer binds the relation
-    separately first; ``register``/``unregister`` costs 1 to 2 ms more per commit. A database
+    that name): unlike ``from_arrow(rows).insert_into(table)``, no Python relation layer binds
+    the relation separately first, and unlike ``register``/``unregister`` nothing is added to the
+    connection. A database
     whose external access is off (``sql_access.contain``) has no replacement scans: there,
     ``scan=False`` takes the relation path."""
     if not scan:
