@@ -134,8 +134,9 @@ class MissionGraph:
         return self.graph
 
     def _state(self) -> Any:
+        # The replay's copy, never the live Authority's state: ``items`` hands its records out.
         if self.position is None:
-            return self.sandbox.log.state
+            return self.replay.state_at(self.sandbox.log.store.event_count())
         return self.replay.state_at(self.position)
 
     def refresh(self) -> None:

@@ -1,14 +1,18 @@
 """The log replayed to any point, for views that show the past (the Stepper's history, the
 graphs that follow it, TimeTravel).
 
-``LogReplay`` reads the signed Event documents of a Group log and folds them with the
-Authority's own reducer (``evolve``) into a private ``AuthorityState`` that no one else holds:
-the views read the log, never the live Authority. Replaying forward continues from the last
-point; going back starts again from the beginning (the quickstart's logs take milliseconds).
+``LogReplay`` reads the signed Event texts of a Group log and folds documents parsed from them
+with the Authority's own reducer (``evolve``) into a private ``AuthorityState`` that no one else
+holds: the views read the log, never the live Authority. Replaying forward continues from the
+last point; going back starts again from the beginning (the quickstart's logs take
+milliseconds). What it hands out is a value (issue 20 §4): ``documents()`` parses afresh and
+``state_at`` returns a copy, so a caller that changes either changes no later view.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any
 
 from ..authority.evolve import evolve
@@ -21,37 +25,55 @@ class LogReplay:
 
     def __init__(self, target: Any) -> None:
         self.log = target.log
-        self._documents: list[dict[str, Any]] = []
+        #: Each Event's Group (or None), sequence (0 without a Group) and signed text.
+        self._events: list[tuple[str | None, int, str]] = []
         self._state: AuthorityState | None = None
         self._at = 0
 
-    def documents(self) -> list[dict[str, Any]]:
-        """Every Event document in log order (read again when the log has grown)."""
+    def _read(self) -> list[tuple[str | None, int, str]]:
+        """The log's Events (read again when the log has grown)."""
         count = self.log.store.event_count()
-        if len(self._documents) != count:
-            self._documents = [parse_strict(e.document) for e in self.log.store.events()]
-        return self._documents
+        if len(self._events) != count:
+            self._events = [
+                (e.group_id, e.sequence or 0, e.document) for e in self.log.store.events()
+            ]
+        return self._events
+
+    def documents(self) -> list[dict[str, Any]]:
+        """Every Event document in log order, parsed afresh (the caller's own)."""
+        return [parse_strict(text) for _, _, text in self._read()]
 
     def _fresh(self) -> AuthorityState:
         org = self.log.org
         return AuthorityState(registry=org.registry(), organization_id=org.organization_id)
 
     def state_at(self, position: int) -> AuthorityState:
-        """The state once the first ``position`` Events are folded (position 0: nothing). The
-        result is this replay's own; read it before the next call."""
-        documents = self.documents()
-        position = max(0, min(position, len(documents)))
+        """The state once the first ``position`` Events are folded (position 0: nothing), as a
+        copy of this replay's own."""
+        events = self._read()
+        position = max(0, min(position, len(events)))
         if self._state is None or position < self._at:
             self._state, self._at = self._fresh(), 0
-        for document in documents[self._at : position]:
-            evolve(self._state, document)
+        for _, _, text in events[self._at : position]:
+            evolve(self._state, parse_strict(text))
         self._at = position
-        return self._state
+        return _copy(self._state)
 
     def position_of_sequence(self, group_id: str, sequence: int) -> int:
         """How many Events precede the Group's Event after ``sequence`` (so ``state_at`` of it
         includes the Group's Events up to ``sequence`` and every earlier Organization Event)."""
-        for index, document in enumerate(self.documents()):
-            if document.get("groupId") == group_id and document.get("sequence", 0) > sequence:
+        events = self._read()
+        for index, (group, at, _) in enumerate(events):
+            if group == group_id and at > sequence:
                 return index
-        return len(self.documents())
+        return len(events)
+
+
+def _copy(state: AuthorityState) -> AuthorityState:
+    """A copy of ``state`` sharing nothing mutable with it (the Registry is immutable)."""
+    tables = {
+        f.name: copy.deepcopy(getattr(state, f.name))
+        for f in dataclasses.fields(state)
+        if f.name not in ("registry", "organization_id")
+    }
+    return dataclasses.replace(state, **tables)

@@ -435,3 +435,42 @@ def test_a_run_summary_and_a_restart_draw_themselves(sandbox: Sandbox) -> None:
     assert "<table>" in summary._repr_html_() and "Stopped" in summary._repr_html_()
     restart = sandbox.restart_agent("ana", delete_local_file=True)
     assert "Worker ana restarted" in restart._repr_html_()
+
+
+def test_changing_what_the_widgets_hand_out_changes_neither_the_sandbox_nor_their_next_view(
+    sandbox: Sandbox,
+) -> None:
+    """The Stepper's report, a TimeTravel state, a Mission graph's WorkItems and the provenance
+    model are values (issue 20 §4): vandalizing them reaches neither the Authority, the agents,
+    the log nor what the widget shows next."""
+    from mwp_local.notebook.graphs import MissionGraph, ProvenanceGraph
+    from tests.sandbox.values import pictures, tables, vandalize
+
+    stepper = Stepper(sandbox)
+    for _ in range(30):
+        stepper.next_button.click()
+    sandbox.run()
+    travel = TimeTravel(sandbox, "urn:mwp-local:group:export-button")
+    mission = MissionGraph(sandbox)
+    graph = ProvenanceGraph(sandbox)
+    before = pictures(sandbox)
+    earlier = tables(travel.state_at(6))
+    table = travel.table.value
+    drawn = mission.graph.svg
+    model = graph.model
+    vandalize(stepper.last)
+    vandalize(stepper.reports)
+    vandalize(travel.state_at(6))
+    vandalize(mission.items)
+    for manifest in model.manifests.values():
+        vandalize(manifest)
+    for cited in model.evidence.values():
+        vandalize(cited)
+    assert pictures(sandbox) == before
+    assert tables(travel.state_at(6)) == earlier
+    travel.show(travel.slider.value)
+    assert travel.table.value == table
+    mission.refresh()
+    assert mission.graph.svg == drawn
+    graph.refresh()
+    assert all("vandalized" not in m for m in graph.model.manifests.values())
