@@ -80,11 +80,13 @@ class Tape:
     def agent_id(self) -> str:
         return self.inner.agent_id
 
-    def receive(self, frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+    def receive(
+        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
         event = frame.get("event", {})
         self.handed.append((frame["frameType"], event.get("groupId"), event.get("sequence")))
         self.frames.append(frame)
-        return self.inner.receive(frame, now_us)
+        return self.inner.receive(frame, now_us, event_text)
 
     def acknowledge(self, now_us: int) -> dict[str, Any] | None:
         ack = self.inner.acknowledge(now_us)
@@ -128,7 +130,9 @@ class Slow:
     agent_id: str
     frames: list[dict[str, Any]] = field(default_factory=list)
 
-    def receive(self, frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+    def receive(
+        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
         self.frames.append(frame)
         return []
 
