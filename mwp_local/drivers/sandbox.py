@@ -46,7 +46,6 @@ from ..authority import Accepted, AuthorityConfig
 from ..authority.tokens import CapabilityToken
 from ..protocol.errors import ProtocolError
 from ..protocol.ids import derived_uuid
-from ..protocol.jsontext import parse_strict
 from ..protocol.tables import MissionState
 from ..protocol.timestamps import format_utc
 from ..store.agent_store import DuckDBLocalStore, LocalStore, MemoryLocalStore, agent_file

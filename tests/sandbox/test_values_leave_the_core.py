@@ -13,7 +13,7 @@ import pytest
 
 from mwp_local.authority import Accepted
 from mwp_local.authority.pipeline import Outcome
-from mwp_local.sandbox import Sandbox, StepReport
+from mwp_local.drivers.sandbox import Sandbox, StepReport
 
 from .values import mutable_parts, pictures, state_parts, vandalize
 

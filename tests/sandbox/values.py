@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from mwp_local.authority.state import AuthorityState
-from mwp_local.sandbox import Sandbox
+from mwp_local.drivers.sandbox import Sandbox
 
 #: The fields of ``AuthorityState`` that are not tables of folded facts.
 _NOT_TABLES = frozenset({"registry", "organization_id", "_undo", "_touched"})
