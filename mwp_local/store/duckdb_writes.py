@@ -32,9 +32,8 @@ def insert_arrow(
     DuckDB's replacement scan of the local variable ``mwp_arrow_rows`` (no table or view has
     that name): unlike ``from_arrow(rows).insert_into(table)``, no Python relation layer binds
     the relation separately first, and unlike ``register``/``unregister`` nothing is added to the
-    connection. A database
-    whose external access is off (``sql_access.contain``) has no replacement scans: there,
-    ``scan=False`` takes the relation path."""
+    connection. A database whose external access is off (``sql_access.contain``) has no
+    replacement scans: there, ``scan=False`` takes the relation path."""
     if not scan:
         writer.from_arrow(rows).insert_into(table)
         return
