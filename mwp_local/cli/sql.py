@@ -104,7 +104,7 @@ def format_table(table: Any, max_rows: int = 200) -> str:
     """A pyarrow Table as aligned text: cut values end in ``…``, NULL reads ``NULL``."""
     names = list(table.column_names)
     rows = table.slice(0, max_rows).to_pylist()
-    cells = [[_text(r[n]).replace("\n", " ") for n in names] for r in rows]
+    cells = [[_text(r[n], clock=True).replace("\n", " ") for n in names] for r in rows]
     widths = [min(WIDTH, max([len(n)] + [len(c[i]) for c in cells])) for i, n in enumerate(names)]
     cut = any(len(v) > WIDTH for c in cells for v in c)
 
@@ -130,13 +130,14 @@ def format_table(table: Any, max_rows: int = 200) -> str:
     return "\n".join(out)
 
 
-def _text(value: Any, *, null: str = "NULL") -> str:
+def _text(value: Any, *, null: str = "NULL", clock: bool = False) -> str:
+    """One value as text; ``clock`` shows durations as a reader counts them (the table)."""
     if value is None:
         return null
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, timedelta):
-        return _duration(value)
+        return _clock(value) if clock else _duration(value)
     if isinstance(value, list):
         return json.dumps([_json(v) for v in value])
     return str(value)
@@ -154,6 +155,23 @@ def _json(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _json(v) for k, v in value.items()}
     return value
+
+
+def _clock(value: timedelta) -> str:
+    """A duration as DuckDB's own shell prints it (``00:52:52.666672``, ``2 days 01:00:00``).
+
+    The table is read by people: ``PT3172.666672S`` makes them divide by 60. The machine
+    formats (csv, json, markdown) keep ISO 8601, which every parser reads back.
+    """
+    micros = value // timedelta(microseconds=1)
+    sign, micros = ("-", -micros) if micros < 0 else ("", micros)
+    days, micros = divmod(micros, 86_400_000_000)
+    seconds, rest = divmod(micros, 1_000_000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    fraction = f".{rest:06d}" if rest else ""
+    prefix = f"{days} day{'s' if days != 1 else ''} " if days else ""
+    return f"{sign}{prefix}{hours:02d}:{minutes:02d}:{seconds:02d}{fraction}"
 
 
 def _duration(value: timedelta) -> str:

@@ -86,3 +86,15 @@ def test_json_and_another_format_together_are_a_usage_error(
 ) -> None:
     assert main(["sql", str(sandbox), "SELECT 1", "--json", "--format", "csv"]) == 2
     assert "contradict" in capsys.readouterr().err
+
+
+def test_the_table_shows_durations_as_a_clock(
+    sandbox: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    query = (
+        "SELECT INTERVAL 3172 SECOND + INTERVAL 666672 MICROSECOND AS a, "
+        "INTERVAL 49 HOUR AS b, INTERVAL 0 SECOND - INTERVAL 90 SECOND AS c"
+    )
+    out = _out(capsys, str(sandbox), query)
+    row = out.splitlines()[2].split()
+    assert row == ["00:52:52.666672", "2", "days", "01:00:00", "-00:01:30"]
