@@ -115,10 +115,10 @@ notebook("02_work_contracts_and_state_machine.ipynb", [
     code("A, B = 'urn:mwp-local:work:a', 'urn:mwp-local:work:b'\n"
          "b.authorize(A)\n"
          "b.authorize(B)\n"
-         "b.accept('MWP-WRK-007', 'coordinator', 'ext.missionweaveprotocol.core.dependency_insert',\n"
+         "b.accept('MWP-WRK-007', 'coordinator', 'ext.missionweaveprotocol.core.work_dependency_add',\n"
          "         {'workItemId': B, 'dependsOn': [A]})"),
     code("b.refuse('MWP-WRK-007', 'INVALID_COMMAND', 'coordinator',\n"
-         "         'ext.missionweaveprotocol.core.dependency_insert', {'workItemId': A, 'dependsOn': [B]})"),
+         "         'ext.missionweaveprotocol.core.work_dependency_add', {'workItemId': A, 'dependsOn': [B]})"),
     md("An item is eligible only once its dependencies are satisfied: `B` accepted by a Worker "
        "still cannot start while `A` is open."),
     code("b.offer(B)\nb.take(B)\n"
@@ -174,16 +174,16 @@ notebook("03_offers_ownership_and_leases.ipynb", [
          "second = b.lease(URGENT)\n"
          "assert first['ownershipEpoch'] == second['ownershipEpoch'] and first['leaseId'] != second['leaseId']\n"
          "b.refuse('MWP-WRK-013', 'WORK_LEASE_EXPIRED', 'worker-b',\n"
-         "         'ext.missionweaveprotocol.core.execution_lease_renew', first)"),
-    code("b.accept('MWP-WRK-013', 'worker-b', 'ext.missionweaveprotocol.core.execution_lease_renew', second)"),
+         "         'ext.missionweaveprotocol.core.work_execution_lease_renew', first)"),
+    code("b.accept('MWP-WRK-013', 'worker-b', 'ext.missionweaveprotocol.core.work_execution_lease_renew', second)"),
     md("## MWP-WRK-016: progress is structured, percentages carry no authority\n\nA renewal "
        "may carry a progress report with exactly six members: current phase, completed "
        "milestones, next checkpoint, blockers, revised estimate, Evidence references. A report "
        "that adds a percentage is refused."),
     code("b.refuse('MWP-WRK-016', 'INVALID_COMMAND', 'worker-b',\n"
-         "         'ext.missionweaveprotocol.core.execution_lease_renew',\n"
+         "         'ext.missionweaveprotocol.core.work_execution_lease_renew',\n"
          "         {**second, 'progress': {**b.progress(), 'percentComplete': 75}})"),
-    code("b.accept('MWP-WRK-016', 'worker-b', 'ext.missionweaveprotocol.core.execution_lease_renew',\n"
+    code("b.accept('MWP-WRK-016', 'worker-b', 'ext.missionweaveprotocol.core.work_execution_lease_renew',\n"
          "         {**second, 'progress': b.progress()})"),
     md("## MWP-WRK-014: a replacement Session revokes the old runtime's leases\n\nThe control "
        "plane opens a new Session for `worker-b` (its process restarted). Its active lease is "
@@ -194,7 +194,7 @@ notebook("03_offers_ownership_and_leases.ipynb", [
          "         {'agentId': b.org.get('worker-b').id}, group=None)"),
     code("print(b.state.work_items[URGENT].state)\n"
          "b.refuse('MWP-WRK-014', 'AUTH_STALE_SESSION', 'worker-b',\n"
-         "         'ext.missionweaveprotocol.core.execution_lease_renew', second, session_epoch=old_epoch)"),
+         "         'ext.missionweaveprotocol.core.work_execution_lease_renew', second, session_epoch=old_epoch)"),
     md("Every lease, in SQL:"),
     code("b.sql(\"SELECT lease_type, holder_agent_id, state, closure_reason FROM leases \"\n"
          "      \"WHERE work_item_id = $w ORDER BY issued_at\", {'w': URGENT})"),

@@ -74,7 +74,7 @@ cells = [
         "item = next(i for i in sb.log.state.work_items.values() if str(i.state) == 'active')\n"
         "worker = Client(sb.log, sb.log.org.get(item.owner['agentId']))\n"
         "before = sb.log.store.event_count()\n"
-        "outcome = worker.send('ext.missionweaveprotocol.core.execution_lease_renew',\n"
+        "outcome = worker.send('ext.missionweaveprotocol.core.work_execution_lease_renew',\n"
         "    {'workItemId': item.work_item_id, 'ownershipEpoch': item.ownership_epoch,\n"
         "     'leaseId': 'urn:uuid:00000000-0000-4000-8000-0000000000ff'},\n"
         "    now=timestamp(sb.clock.now_us()), group=item.group_id)\n"

@@ -173,9 +173,9 @@ def main(directory: Path) -> int:
     show("worker-1 starts again (a new Lease ID)", w1.send("work.start", {"workItemId": IMPLEMENT,
          "ownershipEpoch": 1}, now=now(), group=GROUP))
     show("a delayed renewal citing the OLD lease", w1.send(
-         "ext.missionweaveprotocol.core.execution_lease_renew", old, now=now(), group=GROUP))
+         "ext.missionweaveprotocol.core.work_execution_lease_renew", old, now=now(), group=GROUP))
     show("the renewal citing the current lease", w1.send(
-         "ext.missionweaveprotocol.core.execution_lease_renew", {**lease(IMPLEMENT),
+         "ext.missionweaveprotocol.core.work_execution_lease_renew", {**lease(IMPLEMENT),
          "progress": progress("almost done")}, now=now(), group=GROUP))
     show("worker-1 records usage (charged to the item and the Mission)", w1.send(
          "ext.missionweaveprotocol.core.resource_usage_record", {**lease(IMPLEMENT),

@@ -39,3 +39,21 @@ def problems(name: str, doc: Any) -> list[str]:
         f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
         for e in validator(name).iter_errors(doc)
     ]
+
+
+@functools.cache
+def _profile_validator(kind: str) -> Draft202012Validator:
+    from mwp_local.protocol.profiles import payload_schema
+
+    return Draft202012Validator(
+        dict(payload_schema(kind)), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def profile_problems(kind: str, payload: Any) -> list[str]:
+    """Every violation of the sandbox Extension Profile's schema by the payload of a Command or
+    Event of ``kind`` (a kind of ``ext.mwp-local.sandbox.*``)."""
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in _profile_validator(kind).iter_errors(payload)
+    ]

@@ -27,6 +27,7 @@ from ..authority.isolation import check_context_sources, check_group_artifacts, 
 from ..authority.state import AuthorityState
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.ids import derived_uuid
+from ..protocol.profiles import CONTEXT_PROVENANCE_PROFILE
 from ..protocol.signing import VerifiedDocument, profile_for, signing_hash, verify_parsed
 from ..store.base import LogStore
 from .signers import Signer, sign_valid
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 #: The noncritical extension binding an update to the exact previous version.
-PROVENANCE_EXTENSION = "urn:mwp-local:extension:context-package-provenance"
+PROVENANCE_EXTENSION = CONTEXT_PROVENANCE_PROFILE.uri
 _RULE = "§13.3 a Worker may retrieve cited Events when its Membership permits"
 _TEXT_MAX = 4000
 
@@ -90,7 +91,7 @@ _DECISIONS: Mapping[str, _Describe] = {
         f"{p['coordinator']['coordinatorEpoch']}"
     ),
     "mission.changes_requested": lambda p: "The MissionOwner requested changes",
-    "ext.missionweaveprotocol.knowledge.received": lambda p: (
+    "ext.mwp-local.sandbox.knowledge_received": lambda p: (
         f"Artifact {p['artifactHash']} was forwarded here from Group {p['sourceGroupId']} "
         f"({p['reason']})"
     ),
@@ -151,7 +152,7 @@ def _artifacts(events: Sequence[Mapping[str, Any]]) -> list[str]:
     for e in events:
         if e["kind"] == "artifact.published":
             hashes[e["payload"]["artifact"]["contentHash"]] = None
-        elif e["kind"] == "ext.missionweaveprotocol.knowledge.received":
+        elif e["kind"] == "ext.mwp-local.sandbox.knowledge_received":
             hashes[e["payload"]["artifactHash"]] = None
     return list(hashes)
 
@@ -267,8 +268,8 @@ def build_context_package(
         doc["previousContextPackageId"] = previous["contextPackageId"]
         doc["extensions"] = {
             PROVENANCE_EXTENSION: {
-                "version": "1.0.0",
-                "critical": False,
+                "version": CONTEXT_PROVENANCE_PROFILE.version,
+                "critical": CONTEXT_PROVENANCE_PROFILE.critical,
                 "data": {
                     "previousVersion": int(previous["version"]),
                     "previousSigningHash": signing_hash(previous),

@@ -29,13 +29,16 @@ class Identity:
     """Who the Authority is and which Organization services it trusts.
 
     ``control_services`` may issue Organization-scoped Commands (Agent Card registration,
-    Session opening) and act as Organization policy (service-issued terminate, cancel).
+    Session opening), act as Organization policy (service-issued terminate, cancel) and archive
+    Groups. ``profiles`` are the URIs of the Extension Profiles the Organization approved and
+    this Authority implements (``protocol.profiles``): every Group it creates pins them (§18).
     """
 
     organization_id: str
     authority_id: str
     authority_key_id: str
     control_services: frozenset[str] = field(default_factory=frozenset)
+    profiles: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -15,6 +15,19 @@ The same rule holds for signed Events taken in from elsewhere (``GroupLog.import
 Event that depends on a critical profile this code cannot interpret cannot be replayed, so the
 import is refused (§18: refuse a transition that depends on an unknown critical profile); the
 Events that carry the §11.5 binding (``EVENT_PROFILES``) are the ones its Authority writes.
+
+Kinds (§15, §18): a Command is a request for a transition, so a kind this Authority has no
+handler for is always refused, with the code that tells the sender why. A kind of the protocol
+itself (a core kind, or one of the reference core's ``ext.missionweaveprotocol.*`` kinds) or of
+the sandbox's own profile (``ext.mwp-local.sandbox.*``) that is not implemented is no extension
+the Authority could be missing: it is not a kind of that vocabulary at all, so it is
+``INVALID_COMMAND``, as the reference implementation answers it (a name this sandbox used before
+taking the reference's names is answered with the name to use). A kind of any other
+``ext.<organization>.<profile>`` namespace belongs to an Extension Profile this Authority does
+not implement and no Group here pins: the transition depends on it and cannot be interpreted,
+so it is ``UNKNOWN_CRITICAL_EXTENSION`` (§18: refuse a transition that depends on an unknown
+critical profile). ``unknown_event_kind`` applies the same split to imported Events: an Event of
+a known namespace whose kind this code does not know cannot be folded faithfully.
 Pure code: no I/O, no state.
 """
 
@@ -24,7 +37,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.documents.kinds import (
+    EVENT_KINDS,
+    FORMER_KINDS,
+    REFERENCE_NAMESPACE,
+    SANDBOX_NAMESPACE,
+)
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.profiles import PROFILES, ProfileDefinition
 from .offline import BOUNDED_OFFLINE
 
 _RULE = "§17 unknown critical extensions; §18 refuse a transition that depends on one"
@@ -80,6 +100,79 @@ def refuse(dependency: Dependency, kind: str) -> ProtocolError:
     )
 
 
+def _vocabulary(kind: str) -> str | None:
+    """Which vocabulary this code knows completely ``kind`` is spelled in (None: another
+    Organization's profile)."""
+    if kind.startswith(REFERENCE_NAMESPACE):
+        return "the MissionWeaveProtocol 0.1 reference core (ext.missionweaveprotocol.*)"
+    if kind.startswith(SANDBOX_NAMESPACE):
+        return "the sandbox's Extension Profile (ext.mwp-local.sandbox.*)"
+    if not kind.startswith("ext."):
+        return "the MissionWeaveProtocol 0.1 core"
+    return None
+
+
+def _former(kind: str) -> str:
+    renamed = FORMER_KINDS.get(kind)
+    if renamed is None:
+        return ""
+    return f" This sandbox once used that name; the kind is now {renamed}."
+
+
+def unknown_kind(kind: str) -> ProtocolError:
+    """The refusal of a Command of ``kind``, which no handler here implements (see the module
+    docstring for which code and why)."""
+    vocabulary = _vocabulary(kind)
+    if vocabulary is not None:
+        return ProtocolError(
+            ErrorCode.INVALID_COMMAND,
+            f"{kind!r} is not a Command kind of {vocabulary}, so this Group Authority has no "
+            f"transition for it; nothing was changed.{_former(kind)}",
+            details={"kind": kind, **({"use": FORMER_KINDS[kind]} if kind in FORMER_KINDS else {})},
+            rule="§15.1 core Command kinds and the reference core's Organization-owned Commands",
+        )
+    return ProtocolError(
+        ErrorCode.UNKNOWN_CRITICAL_EXTENSION,
+        f"{kind!r} belongs to an Extension Profile this Group Authority does not implement and "
+        "no Group here pins. A Command asks for a transition, and a transition that depends on "
+        "an extension the Authority cannot interpret is refused; nothing was changed.",
+        details={"kind": kind},
+        rule=_RULE,
+    )
+
+
+def profile_of(kind: str) -> ProfileDefinition | None:
+    """The sandbox Extension Profile that declares Command ``kind`` (None: a protocol kind)."""
+    return next((p for p in PROFILES.values() if kind in p.command_kinds), None)
+
+
+def unpinned(kind: str, mission: Mapping[str, Any]) -> ProtocolError | None:
+    """``UNKNOWN_CRITICAL_EXTENSION`` when a Command of ``kind`` belongs to a profile the
+    Mission's Group does not pin (§18: a Group pins the profiles it uses), else None."""
+    profile = profile_of(kind)
+    if profile is None or profile.pin() in mission.get("pinnedProfiles", ()):
+        return None
+    return ProtocolError(
+        ErrorCode.UNKNOWN_CRITICAL_EXTENSION,
+        f"{kind} belongs to the Extension Profile {profile.uri} (major version {profile.major}), "
+        f"which Mission {mission.get('missionId')} does not pin: its Group does not use that "
+        "profile, so the transition cannot be interpreted there. Nothing was changed.",
+        details={"kind": kind, "profile": profile.uri, "majorVersion": profile.major},
+        rule="§18 a Group pins the supported major versions of profiles it uses",
+    )
+
+
+def unknown_event_kind(kind: str) -> str | None:
+    """Why an Event of ``kind`` cannot be taken in (None when it can): its kind is in a
+    vocabulary this code knows completely, yet not one of its kinds."""
+    if kind in EVENT_KINDS:
+        return None
+    vocabulary = _vocabulary(kind)
+    if vocabulary is None:
+        return None
+    return f"{kind!r} is not an Event kind of {vocabulary}.{_former(kind)}"
+
+
 def _critical(
     extensions: Any, path: tuple[str | int, ...], understood: frozenset[str]
 ) -> Dependency | None:
@@ -115,4 +208,13 @@ def _walk(value: Any, path: tuple[str | int, ...]) -> Dependency | None:
     return None
 
 
-__all__ = ["EVENT_PROFILES", "Dependency", "refuse", "uninterpretable"]
+__all__ = [
+    "EVENT_PROFILES",
+    "Dependency",
+    "profile_of",
+    "refuse",
+    "uninterpretable",
+    "unknown_event_kind",
+    "unknown_kind",
+    "unpinned",
+]

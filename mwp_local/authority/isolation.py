@@ -7,8 +7,8 @@ Owns the isolation rules, as pure functions over the Authority's state (which fo
   Membership in the Artifact's Group whose scopes cover it (``group:all``, or ``work:<id>`` for
   the WorkItem it was produced for, one of that WorkItem's ``inputArtifacts``, or the output of
   one of its dependencies); by a member of a Group it was explicitly forwarded to
-  (``…knowledge.forward``, see ``authority/handlers/knowledge.py``); or by any Principal of the
-  Organization once it is published Organization knowledge (``…knowledge.publish``). Nothing
+  (``…knowledge_forward``, see ``authority/handlers/knowledge.py``); or by any Principal of the
+  Organization once it is published Organization knowledge (``…knowledge_publish``). Nothing
   else: Group content never enters another Mission by default;
 * a Mission's context (Context Packages, say) is built from its own Group's Events and from
   Artifacts that Group may use (``check_context_sources``, ``check_group_artifacts``);
@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..protocol.errors import ErrorCode, ProtocolError
+from ..protocol.profiles import SCHEDULING_PROFILE
 from ..protocol.tables import MembershipState
 from .model import MembershipRecord, WorkItemRecord
 from .reducers.knowledge import forward_key, knowledge_key
@@ -219,7 +220,7 @@ def scope_covers_event(
 
 #: Optional Work Contract extension where a Coordinator gives a content-free impact rank
 #: (``{"impactRank": 0..9}``); without it the rank follows the requested urgency.
-SCHEDULING_EXTENSION = "urn:mwp-local:extension:scheduling"
+SCHEDULING_EXTENSION = SCHEDULING_PROFILE.uri
 
 _URGENCY_RANK = {"routine": 0, "normal": 1, "high": 2, "critical": 3}
 

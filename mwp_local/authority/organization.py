@@ -1,5 +1,6 @@
 """A sandbox Organization: Principals with keys derived from a seed, its Registry, Agent Cards,
-and helpers to sign Commands and documents as any of its Principals.
+the Extension Profiles it approves, and helpers to sign Commands and documents as any of its
+Principals.
 
 Everything is deterministic in the seed: the same seed gives the same keys, the same signatures
 and therefore the same log. The private keys are development keys for a local sandbox only.
@@ -15,6 +16,7 @@ from ..protocol.b64 import b64url_encode
 from ..protocol.ed25519 import SigningKeyPair, derive_seed
 from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
+from ..protocol.profiles import PROFILES
 from ..protocol.registry import KeyBinding, Principal, Registry
 from ..protocol.signing import sign_document
 from ..protocol.timestamps import parse_timestamp
@@ -136,6 +138,7 @@ class Organization:
             authority_id=self.authority.id,
             authority_key_id=self.authority.key_id,
             control_services=frozenset({self.control_plane.id, self.authority.id}),
+            profiles=tuple(sorted(PROFILES)),
         )
 
     def registry(self) -> Registry:
@@ -189,6 +192,21 @@ class Organization:
         return sign_document(
             "agent-card", card, self.control_plane.key_pair, self.control_plane.key_id
         )
+
+    def extension_profiles(self) -> list[dict[str, Any]]:
+        """The Extension Profiles this Organization approves (§18): each sandbox profile, signed
+        by the control plane as Organization policy, in URI order."""
+        plane = self.control_plane
+        return [
+            self.sign(
+                "extension-profile",
+                plane,
+                PROFILES[uri].unsigned_document(
+                    approved_by=plane.actor, approved_at=KEYS_VALID_FROM
+                ),
+            )
+            for uri in sorted(PROFILES)
+        ]
 
     def sign(
         self, profile: str, member: Member | str, document: Mapping[str, Any]
@@ -246,7 +264,8 @@ DEV_KEY_WARNING = (
 
 
 def organization_to_json(org: Organization) -> dict[str, Any]:
-    """The public description of an Organization (no private keys)."""
+    """The public description of an Organization (no private keys): its Principals and the
+    Extension Profiles it approves (derived again from the seed when it is read back)."""
     return {
         "organizationId": org.organization_id,
         "seed": org.seed,
@@ -261,6 +280,7 @@ def organization_to_json(org: Organization) -> dict[str, Any]:
             }
             for m in sorted(org.members.values(), key=lambda m: m.id)
         ],
+        "extensionProfiles": org.extension_profiles(),
     }
 
 

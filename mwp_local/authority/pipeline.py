@@ -164,11 +164,7 @@ class Authority:
         """Run the handler and append its Events."""
         spec = HANDLERS.get(cmd.kind)
         if spec is None:
-            raise ProtocolError(
-                ErrorCode.INVALID_COMMAND,
-                f"This Group Authority does not implement Command kind {cmd.kind!r}.",
-                details={"kind": cmd.kind},
-            )
+            raise extensions.unknown_kind(cmd.kind)
         dependency = extensions.uninterpretable(cmd.document, spec.extensions)
         if dependency is not None:
             raise extensions.refuse(dependency, cmd.kind)
@@ -182,6 +178,10 @@ class Authority:
         ctx = self._context(now)
         ctx.command = cmd
         self._authenticate(ctx, cmd, spec.scope)
+        if spec.scope == "group":
+            refusal = extensions.unpinned(cmd.kind, ctx.mission_of(cmd.group_id).document)
+            if refusal is not None:
+                raise refusal
         if spec.coordinator or (
             cmd.coordinator_epoch is not None and spec.scope == "group" and cmd.group_id
         ):

@@ -29,7 +29,7 @@ _SIMPLE: dict[str, tuple[WorkTransition, WorkItemState]] = {
     "work.submitted": (T.SUBMIT, W.SUBMITTED),
     "mission.child.created": (T.CREATE_CHILD, W.BLOCKED),
 }
-REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
+REVOKED = "ext.missionweaveprotocol.core.work_execution_lease_revoked"
 SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
 USAGE = "ext.missionweaveprotocol.core.resource_usage_recorded"
 

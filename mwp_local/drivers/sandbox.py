@@ -473,7 +473,7 @@ class Sandbox:
             revoked_leases=tuple(
                 e["payload"]["leaseId"]
                 for e in events
-                if e["kind"] == "ext.missionweaveprotocol.core.lease_revoked"
+                if e["kind"] == "ext.missionweaveprotocol.core.work_execution_lease_revoked"
             ),
         )
 

@@ -207,7 +207,7 @@ def ownership_epoch_advanced(ev: Evidence) -> Verdict:
     S,
 )
 def lease_expiry_reassigned(ev: Evidence) -> Verdict:
-    for x in ev.of("ext.missionweaveprotocol.core.lease_expired"):
+    for x in ev.of("ext.mwp-local.sandbox.lease_expired"):
         wid = x.get("workItemId")
         if not wid:
             continue
@@ -283,7 +283,7 @@ def restart_fences_old_session(ev: Evidence) -> Verdict:
     ]
     revoked = [
         e
-        for e in ev.of("ext.missionweaveprotocol.core.lease_revoked")
+        for e in ev.of("ext.missionweaveprotocol.core.work_execution_lease_revoked")
         if opened and e["_position"] > opened[0]["_position"] - 1
     ]
     fenced = _probe_rejected(ev, "old_session_after_restart", "AUTH_STALE_SESSION")

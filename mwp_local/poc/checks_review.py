@@ -252,7 +252,7 @@ def contract_revision_renewed_acceptance(ev: Evidence) -> Verdict:
     S,
 )
 def classified_reusable_knowledge(ev: Evidence) -> Verdict:
-    pubs = ev.of("ext.missionweaveprotocol.knowledge.published")
+    pubs = ev.of("ext.mwp-local.sandbox.knowledge_published")
     good = [
         p
         for p in pubs

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 CONTEXT_PACKAGE_SCHEMA = "urn:mwp-local:schema:context-package"
 #: Contract constraint naming the WorkItems that need a proposed one first.
 REQUIRED_BY = "requiredBy"
-KNOWLEDGE_PUBLISH = "ext.missionweaveprotocol.knowledge.publish"
+KNOWLEDGE_PUBLISH = "ext.mwp-local.sandbox.knowledge_publish"
 
 
 def _submit(sb: Sandbox, rec: Recorder, name: str, data: bytes) -> bool:
@@ -292,7 +292,7 @@ def _after(sb: Sandbox, rec: Recorder) -> None:
     _late_result(sb, rec, docs)
 
 
-LEASE_EXPIRED = "ext.missionweaveprotocol.core.lease_expired"
+LEASE_EXPIRED = "ext.mwp-local.sandbox.lease_expired"
 
 
 def _late_result(sb: Sandbox, rec: Recorder, docs: list[dict[str, Any]]) -> None:

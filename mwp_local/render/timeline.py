@@ -34,8 +34,8 @@ MARKS: Mapping[str, tuple[str, str]] = {
     "work.checkpointed": ("#08519c", "checkpoint"),
     "work.blocked": ("#cb181d", "block"),
     "work.failed": ("#67000d", "failure"),
-    "ext.missionweaveprotocol.core.lease_expired": ("#d94801", "lease expired"),
-    "ext.missionweaveprotocol.core.lease_revoked": ("#54278f", "lease revoked"),
+    "ext.mwp-local.sandbox.lease_expired": ("#d94801", "lease expired"),
+    "ext.missionweaveprotocol.core.work_execution_lease_revoked": ("#54278f", "lease revoked"),
 }
 
 LEASES_SQL = """
@@ -46,8 +46,8 @@ FROM leases WHERE lease_type = 'execution' ORDER BY issued_at, lease_id
 MARKS_SQL = """
 SELECT kind, actor_id, work_item_id, occurred_at, payload FROM events
 WHERE kind IN ('work.checkpointed', 'work.blocked', 'work.failed',
-               'ext.missionweaveprotocol.core.lease_expired',
-               'ext.missionweaveprotocol.core.lease_revoked')
+               'ext.mwp-local.sandbox.lease_expired',
+               'ext.missionweaveprotocol.core.work_execution_lease_revoked')
 ORDER BY position
 """.strip()
 

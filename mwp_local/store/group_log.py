@@ -279,11 +279,12 @@ class GroupLog:
 
     def import_events(self, documents: Sequence[bytes | str]) -> int:
         """Ingest signed Events from elsewhere: verify each signature against the Registry as it
-        stands, require acceptance by a trusted Organization service, refuse one that depends on a
-        critical extension this code cannot interpret (``authority.extensions``), replay each
+        stands, require acceptance by a trusted Organization service, refuse one whose kind this
+        code should know but does not, or that depends on a critical extension it cannot
+        interpret (``authority.extensions``), replay each
         through ``evolve`` (auditing it against the state tables), then commit them all in one
         transaction. Any failure rejects the whole import and changes nothing."""
-        from ..authority.extensions import EVENT_PROFILES, uninterpretable
+        from ..authority.extensions import EVENT_PROFILES, uninterpretable, unknown_event_kind
         from ..authority.pipeline import event_record
         from ..protocol.signing import profile_for, verify_parsed
 
@@ -304,6 +305,9 @@ class GroupLog:
                             "Organization does not trust as a Group Authority"
                         )
                     kind = doc.get("kind")
+                    unknown = unknown_event_kind(str(kind))
+                    if unknown is not None:
+                        raise ValueError(f"line {index}: {unknown} It cannot be replayed.")
                     needs = uninterpretable(doc, EVENT_PROFILES.get(kind, frozenset()))
                     if needs is not None:
                         raise ValueError(

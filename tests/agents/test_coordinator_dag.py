@@ -228,7 +228,7 @@ def test_a_proposal_that_would_close_a_cycle_is_declined(tmp_path: Path) -> None
     refused = hand(
         sandbox,
         "coord",
-        "ext.missionweaveprotocol.core.dependency_insert",
+        "ext.missionweaveprotocol.core.work_dependency_add",
         {"workItemId": design, "dependsOn": [release]},
     )
     assert refused.error.code.value == "INVALID_COMMAND"  # type: ignore[union-attr]

@@ -103,7 +103,7 @@ def test_a_coordinator_that_stops_renewing_is_replaced_under_a_higher_epoch(
     lapsed = next(
         e
         for e in docs
-        if e["kind"] == "ext.missionweaveprotocol.core.lease_expired"
+        if e["kind"] == "ext.mwp-local.sandbox.lease_expired"
         and e["payload"]["leaseId"] == old_lease
     )
     assert docs.index(lapsed) < docs.index(assigned)

@@ -106,7 +106,7 @@ def test_an_owner_that_stops_renewing_is_replaced_and_its_late_result_is_only_au
     old_lease = started["payload"]["executionLeaseId"]
     expired = [
         e
-        for e in events(sandbox, "ext.missionweaveprotocol.core.lease_expired")
+        for e in events(sandbox, "ext.mwp-local.sandbox.lease_expired")
         if e["payload"]["leaseId"] == old_lease
     ]
     assert expired, "the first owner's Execution Lease ran out"

@@ -91,7 +91,7 @@ def test_the_offline_binding_is_refused_where_it_cannot_be_interpreted(world: Wo
     rejected = world.refuse(
         "UNKNOWN_CRITICAL_EXTENSION",
         "worker-a",
-        "ext.missionweaveprotocol.core.execution_lease_renew",
+        "ext.missionweaveprotocol.core.work_execution_lease_renew",
         world.lease(WID),
         extra={"extensions": {BOUNDED_OFFLINE: _entry(True, binding)}},
     )

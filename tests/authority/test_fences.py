@@ -41,7 +41,7 @@ def test_a_command_from_a_replaced_session_is_stale(world: World) -> None:
     world.refuse(
         "AUTH_STALE_SESSION",
         "worker-a",
-        "ext.missionweaveprotocol.core.execution_lease_renew",
+        "ext.missionweaveprotocol.core.work_execution_lease_renew",
         world.lease(WID),
         session_epoch=old_epoch,
     )
@@ -60,7 +60,7 @@ def test_opening_a_replacement_session_revokes_leases_and_requeues_items(world: 
     kinds = [e["kind"] for e in accepted.event_documents]
     assert kinds == [
         "ext.missionweaveprotocol.identity.session_opened",
-        "ext.missionweaveprotocol.core.lease_revoked",
+        "ext.missionweaveprotocol.core.work_execution_lease_revoked",
     ]
     item = world.state.work_items[WID]
     assert str(item.state) == "queued" and item.execution_lease_id is None
@@ -135,11 +135,11 @@ def test_a_delayed_command_with_an_older_lease_id_is_rejected_under_the_same_epo
     rejected = world.refuse(
         "WORK_LEASE_EXPIRED",
         "worker-a",
-        "ext.missionweaveprotocol.core.execution_lease_renew",
+        "ext.missionweaveprotocol.core.work_execution_lease_renew",
         first,
     )
     assert first["leaseId"] in rejected.error.explanation
-    world.ok("worker-a", "ext.missionweaveprotocol.core.execution_lease_renew", second)
+    world.ok("worker-a", "ext.missionweaveprotocol.core.work_execution_lease_renew", second)
 
 
 @pytest.mark.req("MWP-WRK-013")
@@ -149,7 +149,7 @@ def test_an_expired_execution_lease_cannot_be_used(world: World) -> None:
     world.refuse(
         "WORK_LEASE_EXPIRED",
         "worker-a",
-        "ext.missionweaveprotocol.core.execution_lease_renew",
+        "ext.missionweaveprotocol.core.work_execution_lease_renew",
         world.lease(WID),
     )
 
@@ -304,7 +304,7 @@ def test_dependency_cycles_are_rejected(world: World) -> None:
     world.refuse(
         "INVALID_COMMAND",
         "coordinator",
-        "ext.missionweaveprotocol.core.dependency_insert",
+        "ext.missionweaveprotocol.core.work_dependency_add",
         {"workItemId": "urn:mwp-local:work:a", "dependsOn": ["urn:mwp-local:work:b"]},
     )
 
@@ -315,7 +315,7 @@ def test_dependencies_can_be_added_as_discoveries_occur(world: World) -> None:
     world.authorize("urn:mwp-local:work:b")
     world.ok(
         "coordinator",
-        "ext.missionweaveprotocol.core.dependency_insert",
+        "ext.missionweaveprotocol.core.work_dependency_add",
         {"workItemId": "urn:mwp-local:work:b", "dependsOn": ["urn:mwp-local:work:a"]},
     )
     assert world.state.work_items["urn:mwp-local:work:b"].dependencies == ("urn:mwp-local:work:a",)
@@ -498,7 +498,7 @@ def test_lease_expiry_is_an_event_caused_by_a_timer(world: World) -> None:
     expired = world.authority.expire(world.now())
     assert len(expired) == 1
     event = expired[0].event_documents[0]
-    assert event["kind"] == "ext.missionweaveprotocol.core.lease_expired"
+    assert event["kind"] == "ext.mwp-local.sandbox.lease_expired"
     assert event["cause"] == {"type": "timer", "id": lease_id}
     assert world.state.leases[lease_id].state == "expired"
     assert str(world.state.work_items[WID].state) == "active"

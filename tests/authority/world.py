@@ -3,8 +3,9 @@ that fill in the epochs a well-behaved client would carry (tests override them t
 
 ``every_event_is_official_and_verifies`` is the autouse fixture the test packages that build
 Worlds share (their ``conftest`` imports it): after each test, every Event any World of the test
-produced is valid against the official ``event.schema.json`` and verifies against the Registry
-as exported in the Registry-fixture format and read back."""
+produced is valid against the official ``event.schema.json`` (and, for a kind of the sandbox's
+own Extension Profile, against that profile's schema) and verifies against the Registry as
+exported in the Registry-fixture format and read back."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityS
 from mwp_local.authority.organization import Organization
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
+from mwp_local.protocol.documents.kinds import SANDBOX_NAMESPACE
 from mwp_local.protocol.registry import Registry
 from mwp_local.protocol.signing import profile_for, verify_parsed
 from mwp_local.protocol.tables import PROTOCOL_TABLES, StateTables
@@ -41,7 +43,7 @@ CREATED: list[World] = []
 @pytest.fixture(autouse=True)
 def every_event_is_official_and_verifies() -> Iterator[None]:
     """After the test, check every Event of every World it built (see the module docstring)."""
-    from ..official_schemas import problems
+    from ..official_schemas import problems, profile_problems
 
     CREATED.clear()
     yield
@@ -49,6 +51,9 @@ def every_event_is_official_and_verifies() -> Iterator[None]:
         exported = Registry.from_fixture(w.state.registry.to_fixture())
         for event in w.events:
             assert problems("event", event) == [], (event["kind"], problems("event", event))
+            if event["kind"].startswith(SANDBOX_NAMESPACE):
+                found = profile_problems(event["kind"], event["payload"])
+                assert found == [], (event["kind"], found)
             verified = verify_parsed(profile_for("event"), event, exported)
             assert verified.principal.id == w.org.authority.id
 

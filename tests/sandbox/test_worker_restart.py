@@ -20,7 +20,7 @@ from mwp_local.store.agent_store import agent_file
 from mwp_local.store.verify import verify_log
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
-REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
+REVOKED = "ext.missionweaveprotocol.core.work_execution_lease_revoked"
 
 
 def _dev_shared_is_executing(sandbox: Sandbox) -> bool:
@@ -71,7 +71,7 @@ def test_a_worker_whose_local_file_is_deleted_mid_run_is_rebuilt_and_resumes_und
     wid, lease = next(iter(active.items()))
     item = old.replica.work_items[wid]
     stale = Intent(
-        kind="ext.missionweaveprotocol.core.execution_lease_renew",
+        kind="ext.missionweaveprotocol.core.work_execution_lease_renew",
         group=item.group_id,
         payload={"workItemId": wid, "ownershipEpoch": item.ownership_epoch, "leaseId": lease},
     )

@@ -4,7 +4,7 @@ Owns what to authorize and when: the WorkItems a mission file declares, authoriz
 their dependencies exist and their discoverers (``discovered_after``) are verified, so execution
 starts before the graph is complete; corrective WorkItems after a change request (earlier
 submissions are never deleted); Worker proposals it accepts (``work.authorize`` citing the
-proposal, then ``…dependency_insert`` into the WorkItems the proposal says need it, unless that
+proposal, then ``…work_dependency_add`` into the WorkItems the proposal says need it, unless that
 would close a cycle); child Missions for promoted WorkItems (``mission.create_child``) and their
 approval as child MissionOwner; and the submission of the Mission for Approval with the exact
 Artifact set. Pure functions of the view; nothing here performs I/O.
@@ -267,7 +267,7 @@ def proposal_intents(
             if item is None or new_id in item.dependencies or item.state not in _INSERTABLE:
                 continue
             yield Intent(
-                kind="ext.missionweaveprotocol.core.dependency_insert",
+                kind="ext.missionweaveprotocol.core.work_dependency_add",
                 group=mission.group_id,
                 why=f"the authorized proposal '{short(new_id)}' must come before "
                 f"'{short(target)}': insert the dependency (no cycle, §10.4)",

@@ -70,7 +70,7 @@ def run_slot(
     span = lease.expires_us - renewed_us(lease)
     if lease.expires_us - now_us <= span // 3:
         return Intent(
-            kind="ext.missionweaveprotocol.core.execution_lease_renew",
+            kind="ext.missionweaveprotocol.core.work_execution_lease_renew",
             group=slot.group_id,
             why=f"renew the Execution Lease of '{name}' before it expires",
             payload={
@@ -82,7 +82,7 @@ def run_slot(
         )
     if not finished and material_change(slot):
         return Intent(
-            kind="ext.missionweaveprotocol.core.execution_lease_renew",
+            kind="ext.missionweaveprotocol.core.work_execution_lease_renew",
             group=slot.group_id,
             why=f"the estimate of '{name}' changed materially: report structured progress",
             payload={

@@ -122,7 +122,7 @@ def _duration(ctx: Context, cmd: CommandView) -> int:
     return micros
 
 
-@command(XC.EXECUTION_LEASE_RENEW)
+@command(XC.WORK_EXECUTION_LEASE_RENEW)
 def renew(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Renew the current Execution Lease before it expires, optionally reporting progress."""
     item, lease = _in_state(ctx, cmd, WorkItemAction.RENEW_LEASE)

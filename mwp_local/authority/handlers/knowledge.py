@@ -1,18 +1,19 @@
 """Reusable knowledge and cross-Group forwarding of Artifacts (§13.3, MWP-WRK-028).
 
-Group content stays in its Mission by default. Two Organization-owned Commands widen that, each
-after a permission check and each leaving auditable Events:
+Group content stays in its Mission by default. Two Commands of the sandbox's own Extension
+Profile (``protocol.profiles.SANDBOX_PROFILE``: the protocol names no knowledge API) widen that,
+each after a permission check and each leaving auditable Events:
 
-* ``ext.missionweaveprotocol.knowledge.publish``: an Organization service approves a reviewed
+* ``ext.mwp-local.sandbox.knowledge_publish``: an Organization service approves a reviewed
   (``verified``) Artifact of this Group as reusable Organization knowledge. The classification
   is the one the producer signed into the manifest and must be ``public`` or ``internal``;
   confidential content becomes knowledge only as a derived, declassified Artifact. The Event
   carries the approval and the Artifact's provenance.
-* ``ext.missionweaveprotocol.knowledge.forward``: the source Mission's MissionOwner (or an
+* ``ext.mwp-local.sandbox.knowledge_forward``: the source Mission's MissionOwner (or an
   Organization service, as policy) discloses one Artifact of this Group to another Group. A
   Coordinator or Worker may ask for it, but cannot do it. ``restricted`` content never leaves its
-  Group. The source Group records ``…knowledge.forwarded`` (the permission) and the target Group
-  records ``…knowledge.received`` (caused by that Event), so both logs show the disclosure.
+  Group. The source Group records ``…knowledge_forwarded`` (the permission) and the target Group
+  records ``…knowledge_received`` (caused by that Event), so both logs show the disclosure.
 
 Only references and provenance move; content stays in the blob store, and readers go through
 ``mwp_local.authority.isolation``. Every refusal changes nothing.

@@ -16,6 +16,7 @@ from ...protocol.documents.kinds import EventKind as E
 from ...protocol.documents.mission import GroupState
 from ...protocol.errors import ErrorCode, ProtocolError
 from ...protocol.hashing import is_sha256_id
+from ...protocol.profiles import PROFILES
 from ...protocol.signing import profile_for, verify_parsed
 from ...protocol.tables import (
     LeaseTransition,
@@ -80,6 +81,9 @@ def _mission_document(
         doc["parent"] = parent
     if follow_up_to is not None:
         doc["followUpToMissionId"] = follow_up_to
+    if ctx.identity.profiles:
+        # The Group pins the major version of every profile its Authority may use in it (§18).
+        doc["pinnedProfiles"] = [PROFILES[uri].pin() for uri in ctx.identity.profiles]
     from ...protocol.documents import validate
 
     try:

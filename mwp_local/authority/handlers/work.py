@@ -167,12 +167,12 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     )
 
 
-@command(XC.DEPENDENCY_INSERT, actors=("agent",), coordinator=True)
-def insert_dependency(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
+@command(XC.WORK_DEPENDENCY_ADD, actors=("agent",), coordinator=True)
+def add_dependency(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Add dependencies to a WorkItem as discoveries occur; cycles are refused (§10.4)."""
     item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
     fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
-    if item.state not in IN_STATE_ACTIONS[WorkItemAction.INSERT_DEPENDENCY]:
+    if item.state not in IN_STATE_ACTIONS[WorkItemAction.ADD_DEPENDENCY]:
         raise ProtocolError(
             ErrorCode.INVALID_STATE_TRANSITION,
             f"Dependencies can be added to a WorkItem that is open, offered, queued or blocked; "

@@ -2,8 +2,8 @@
 
 The two facts that widen who may read an Artifact's content are kept in ``state.meta`` under
 namespaced keys (``knowledge_key``, ``forward_key``), so they fold and roll back like every other
-write; ``mwp_local.authority.isolation`` reads them. A ``…knowledge.received`` Event only informs
-the target Group; the permission is the ``…knowledge.forwarded`` fact in the source Group.
+write; ``mwp_local.authority.isolation`` reads them. A ``…knowledge_received`` Event only informs
+the target Group; the permission is the ``…knowledge_forwarded`` fact in the source Group.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def _session(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     )
 
 
-@reducer(XE.LEASE_REVOKED)
+@reducer(XE.WORK_EXECUTION_LEASE_REVOKED)
 def _lease_revoked(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     """A revocation that records a row (a replacement Session's, §11.3) moves the item; the
     revoked lease itself is folded from ``payload.leases``."""

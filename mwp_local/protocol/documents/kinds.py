@@ -2,10 +2,12 @@
 
 Owns the core Command kinds and core Event kinds (each a :class:`StrEnum` whose values are the
 wire strings, in the order the specification lists them), the extension kinds this
-implementation interprets, the Organization-scoped bootstrap kinds, the kinds whose authority is
-the Coordinator lease, and the extension-kind pattern. The Command and Event schemas enumerate
-exactly the core lists. It must not decide whether a kind is
-allowed for an actor (the handlers do) or perform I/O.
+implementation interprets (the reference core's ``ext.missionweaveprotocol.*``, spelled as the
+reference implementation spells them, and the sandbox's own ``ext.mwp-local.sandbox.*``, which
+its Extension Profile declares), the names the sandbox used before, the Organization-scoped
+bootstrap kinds, the kinds whose authority is the Coordinator lease, and the extension-kind
+pattern. The Command and Event schemas enumerate exactly the core lists. It must not decide
+whether a kind is allowed for an actor (the handlers do) or perform I/O.
 """
 
 from __future__ import annotations
@@ -92,30 +94,61 @@ class EventKind(StrEnum):
     GROUP_ARCHIVED = "group.archived"
 
 
+#: The namespace of the extension kinds the MWP 0.1 reference core defines (§15.1, §15.2):
+#: Organization-owned Commands and their facts, named as the reference implementation names them.
+REFERENCE_NAMESPACE: Final = "ext.missionweaveprotocol."
+#: The namespace of the kinds this sandbox invents (§18 ``ext.<organization>.<profile>``): the
+#: ``mwp-local`` Organization's ``sandbox`` Extension Profile (``protocol.profiles``).
+SANDBOX_NAMESPACE: Final = "ext.mwp-local.sandbox."
+
+
 class ExtensionCommandKind(StrEnum):
-    """The extension Command kinds this implementation interprets (section 18). The Command
-    schema admits them by ``EXTENSION_KIND_PATTERN``, not by enumeration."""
+    """The extension Command kinds this implementation interprets (section 18): the reference
+    core's (``REFERENCE_NAMESPACE``) and the sandbox profile's (``SANDBOX_NAMESPACE``). The
+    Command schema admits them by ``EXTENSION_KIND_PATTERN``, not by enumeration."""
 
     AGENT_CARD_REGISTER = "ext.missionweaveprotocol.registry.agent_card_register"
     SESSION_OPEN = "ext.missionweaveprotocol.identity.session_open"
-    DEPENDENCY_INSERT = "ext.missionweaveprotocol.core.dependency_insert"
-    EXECUTION_LEASE_RENEW = "ext.missionweaveprotocol.core.execution_lease_renew"
+    WORK_DEPENDENCY_ADD = "ext.missionweaveprotocol.core.work_dependency_add"
+    WORK_EXECUTION_LEASE_RENEW = "ext.missionweaveprotocol.core.work_execution_lease_renew"
     RESOURCE_USAGE_RECORD = "ext.missionweaveprotocol.core.resource_usage_record"
-    KNOWLEDGE_PUBLISH = "ext.missionweaveprotocol.knowledge.publish"
-    KNOWLEDGE_FORWARD = "ext.missionweaveprotocol.knowledge.forward"
+    KNOWLEDGE_PUBLISH = "ext.mwp-local.sandbox.knowledge_publish"
+    KNOWLEDGE_FORWARD = "ext.mwp-local.sandbox.knowledge_forward"
 
 
 class ExtensionEventKind(StrEnum):
-    """The extension Event kinds this implementation records (section 18)."""
+    """The extension Event kinds this implementation records (section 18), in the same two
+    namespaces."""
 
     AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
     SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
-    LEASE_REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
-    LEASE_EXPIRED = "ext.missionweaveprotocol.core.lease_expired"
+    WORK_EXECUTION_LEASE_REVOKED = "ext.missionweaveprotocol.core.work_execution_lease_revoked"
     RESOURCE_USAGE_RECORDED = "ext.missionweaveprotocol.core.resource_usage_recorded"
-    KNOWLEDGE_PUBLISHED = "ext.missionweaveprotocol.knowledge.published"
-    KNOWLEDGE_FORWARDED = "ext.missionweaveprotocol.knowledge.forwarded"
-    KNOWLEDGE_RECEIVED = "ext.missionweaveprotocol.knowledge.received"
+    LEASE_EXPIRED = "ext.mwp-local.sandbox.lease_expired"
+    KNOWLEDGE_PUBLISHED = "ext.mwp-local.sandbox.knowledge_published"
+    KNOWLEDGE_FORWARDED = "ext.mwp-local.sandbox.knowledge_forwarded"
+    KNOWLEDGE_RECEIVED = "ext.mwp-local.sandbox.knowledge_received"
+
+
+#: The names this sandbox used before it took the reference implementation's (issue 21): a
+#: Command or Event of one of them is refused, and the refusal names the reference kind.
+FORMER_KINDS: Final = {
+    "ext.missionweaveprotocol.core.execution_lease_renew": (
+        ExtensionCommandKind.WORK_EXECUTION_LEASE_RENEW.value
+    ),
+    "ext.missionweaveprotocol.core.dependency_insert": (
+        ExtensionCommandKind.WORK_DEPENDENCY_ADD.value
+    ),
+    "ext.missionweaveprotocol.core.lease_revoked": (
+        ExtensionEventKind.WORK_EXECUTION_LEASE_REVOKED.value
+    ),
+    "ext.missionweaveprotocol.core.lease_expired": (ExtensionEventKind.LEASE_EXPIRED.value),
+    "ext.missionweaveprotocol.knowledge.publish": ExtensionCommandKind.KNOWLEDGE_PUBLISH.value,
+    "ext.missionweaveprotocol.knowledge.forward": ExtensionCommandKind.KNOWLEDGE_FORWARD.value,
+    "ext.missionweaveprotocol.knowledge.published": ExtensionEventKind.KNOWLEDGE_PUBLISHED.value,
+    "ext.missionweaveprotocol.knowledge.forwarded": ExtensionEventKind.KNOWLEDGE_FORWARDED.value,
+    "ext.missionweaveprotocol.knowledge.received": ExtensionEventKind.KNOWLEDGE_RECEIVED.value,
+}
 
 
 #: Every Command kind this implementation knows (core and extension), by wire value.

@@ -43,7 +43,7 @@ LEASE_TABLE: TransitionTable[LeaseState, LeaseTransition] = TransitionTable(
             transition=LT.RENEW,
             sources=frozenset({L.ACTIVE}),
             targets=(L.ACTIVE,),
-            note="The same Lease ID with a later expiry (execution_lease_renew, "
+            note="The same Lease ID with a later expiry (work_execution_lease_renew, "
             "mission.renew_coordinator)",
         ),
         Row(

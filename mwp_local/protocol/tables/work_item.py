@@ -220,7 +220,7 @@ WORK_ITEM_TABLE: TransitionTable[WorkItemState, WorkTransition] = TransitionTabl
             transition=T.SESSION_REPLACED,
             sources=frozenset({W.ACTIVE}),
             targets=(W.QUEUED,),
-            events=(X.LEASE_REVOKED,),
+            events=(X.WORK_EXECUTION_LEASE_REVOKED,),
             mark=Mark(("payload", "reason"), "session_replaced"),
             note="§11.3: a replacement Session revokes active leases; the item returns to queued",
         ),
@@ -233,9 +233,9 @@ class WorkItemAction(StrEnum):
     """Actions on a WorkItem that append Events but do not move it between states."""
 
     PUBLISH_ARTIFACT = C.ARTIFACT_PUBLISH.value
-    RENEW_LEASE = XC.EXECUTION_LEASE_RENEW.value
+    RENEW_LEASE = XC.WORK_EXECUTION_LEASE_RENEW.value
     RECORD_USAGE = XC.RESOURCE_USAGE_RECORD.value
-    INSERT_DEPENDENCY = XC.DEPENDENCY_INSERT.value
+    ADD_DEPENDENCY = XC.WORK_DEPENDENCY_ADD.value
 
 
 #: In which states each in-state action is allowed (the item must be executing to publish,
@@ -244,5 +244,5 @@ IN_STATE_ACTIONS: Mapping[WorkItemAction, frozenset[WorkItemState]] = {
     WorkItemAction.PUBLISH_ARTIFACT: frozenset({W.ACTIVE}),
     WorkItemAction.RENEW_LEASE: frozenset({W.ACTIVE}),
     WorkItemAction.RECORD_USAGE: frozenset({W.ACTIVE}),
-    WorkItemAction.INSERT_DEPENDENCY: frozenset({W.OPEN, W.OFFERED, W.QUEUED, W.BLOCKED}),
+    WorkItemAction.ADD_DEPENDENCY: frozenset({W.OPEN, W.OFFERED, W.QUEUED, W.BLOCKED}),
 }
