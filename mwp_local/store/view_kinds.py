@@ -1,13 +1,16 @@
 """The Event kinds and sandbox data schemas the SQL views read, in one place.
 
 The views (``store.views``) spell no kind of their own: each one they read is named here, so a
-renamed kind is one edit. The values are the wire spellings. Data only: no SQL, no I/O.
+renamed kind is one edit. The values are the wire spellings; the extension kinds come from the
+protocol's enums (``protocol.documents.kinds``). Data only: no SQL, no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+
+from ..protocol.documents.kinds import ExtensionEventKind
 
 # -- WorkItems, offers, Artifacts (§10, §13)
 WORK_AUTHORIZED = "work.authorized"
@@ -26,11 +29,11 @@ EXECUTION_GRANTED = "approval.execution.granted"
 MISSION_CHILD_CREATED = "mission.child.created"
 #: A lease revoked by policy or an Event; with reason ``session_replaced`` it returns the
 #: WorkItem to ``queued`` (§11.3).
-LEASE_REVOKED = "ext.missionweaveprotocol.core.lease_revoked"
+LEASE_REVOKED = ExtensionEventKind.WORK_EXECUTION_LEASE_REVOKED.value
 ARTIFACT_PUBLISHED = "artifact.published"
 MESSAGE_POSTED = "message.posted"
 #: §11.5: the charge of a usage delta to a WorkItem and its whole budget ancestry.
-RESOURCE_USAGE_RECORDED = "ext.missionweaveprotocol.core.resource_usage_recorded"
+RESOURCE_USAGE_RECORDED = ExtensionEventKind.RESOURCE_USAGE_RECORDED.value
 
 # -- Missions, Coordinators, Memberships (§7, §8)
 MISSION_CREATED = "mission.created"
@@ -44,8 +47,8 @@ MEMBERSHIP_CHANGED = "membership.changed"
 MEMBERSHIP_ENDED = "membership.ended"
 
 # -- Organization scope (§6)
-AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
-SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
+AGENT_CARD_REGISTERED = ExtensionEventKind.AGENT_CARD_REGISTERED.value
+SESSION_OPENED = ExtensionEventKind.SESSION_OPENED.value
 
 #: The state of §7.1 a Mission is in after each lifecycle Event (``mission.cancelled`` covers
 #: a cancellation and its propagation from a parent; ``mission.terminated`` a termination and
@@ -62,7 +65,8 @@ MISSION_STATE_AFTER: Mapping[str, str] = MappingProxyType(
 )
 
 #: The state of §10.2 a WorkItem is in after each Event that moves it (``work.unblocked`` names
-#: its target in ``payload.toState``; ``…lease_revoked`` moves it only for a replaced Session).
+#: its target in ``payload.toState``; ``…work_execution_lease_revoked`` moves it only for a
+#: replaced Session).
 #: The Group Authority records these as ``from_state``/``to_state``; the audit import of a
 #: foreign log (``store.audit_import``) reads them from here.
 WORK_STATE_AFTER: Mapping[str, str] = MappingProxyType(

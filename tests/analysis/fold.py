@@ -89,7 +89,10 @@ def to_state(event: Mapping[str, Any]) -> str | None:
     kind, payload = event["kind"], event["payload"]
     if kind == "work.unblocked":
         return str(payload["toState"])
-    if kind.endswith(".lease_revoked") and payload.get("reason") == "session_replaced":
+    if (
+        kind.endswith(".work_execution_lease_revoked")
+        and payload.get("reason") == "session_replaced"
+    ):
         return "queued"
     return _TO_STATE.get(kind)
 
