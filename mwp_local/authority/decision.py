@@ -16,10 +16,10 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from ..protocol.tables import Row, TransitionTable
+from ..protocol.tables import GroupState, Row, TransitionTable
 from .command import CommandView, Draft, item_draft
 from .context import Context
-from .model import LeaseRecord, MissionRecord, OfferRecord, WorkItemRecord
+from .model import GroupRecord, LeaseRecord, MissionRecord, OfferRecord, WorkItemRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,11 @@ def item_subject(item: WorkItemRecord) -> Subject:
 def mission_subject(mission: MissionRecord) -> Subject:
     """A Mission as the subject of a row."""
     return Subject(mission, mission.state, mission.mission_id)
+
+
+def group_subject(group: GroupRecord) -> Subject:
+    """A Group as the subject of a row."""
+    return Subject(group, GroupState(group.state), group.group_id)
 
 
 def named_item(ctx: Context, cmd: CommandView, member: str = "workItemId") -> Callable[[], Subject]:

@@ -25,6 +25,8 @@ from typing import Any
 from ..protocol.documents.kinds import EventKind, ExtensionEventKind
 from ..protocol.tables import (
     PROTOCOL_TABLES,
+    GroupState,
+    GroupTransition,
     LeaseState,
     MissionState,
     Row,
@@ -33,7 +35,7 @@ from ..protocol.tables import (
     WorkItemState,
 )
 from ..protocol.timestamps import parse_timestamp
-from .model import GroupRecord, LeaseRecord
+from .model import GroupRecord, LeaseRecord, event_ids_digest
 from .state import AuthorityState
 
 
@@ -87,6 +89,8 @@ def evolve(
     group_id = event.get("groupId")
     if group_id is None:
         state.put("meta", "org_events", int(state.meta.get("org_events", 0)) + 1)
+    else:
+        _recordable(state, event, group_id, tables)
     kind = event["kind"]
     fn = _REDUCERS.get(kind)
     if fn is not None:
@@ -97,7 +101,21 @@ def evolve(
     if group_id is not None:
         group = state.groups.get(group_id)
         if group is not None:
-            state.put("groups", group_id, _with_sequence(group, event["sequence"]))
+            state.put("groups", group_id, _with_sequence(group, event))
+
+
+def _recordable(
+    state: AuthorityState, event: dict[str, Any], group_id: str, tables: StateTables
+) -> None:
+    """An Event in a Group the Group table no longer lets record one (archived) is refused;
+    the archival's own Event is checked against its row by ``step``."""
+    group = state.groups.get(group_id)
+    if group is None or tables.group.recorded_by(event) is not None:
+        return
+    try:
+        tables.group.lookup(GroupState(group.state), GroupTransition.RECORD_EVENT, subject=group_id)
+    except Exception as exc:
+        raise _refused(event, exc) from None
 
 
 def _refused(event: Mapping[str, Any], exc: Exception) -> ReplayError:
@@ -105,8 +123,8 @@ def _refused(event: Mapping[str, Any], exc: Exception) -> ReplayError:
 
 
 def step(state: AuthorityState, event: dict[str, Any], tables: StateTables) -> Step | None:
-    """The WorkItem or Mission row ``event`` records, checked against the current state (None
-    when it records neither); ``ReplayError`` when the tables do not allow it."""
+    """The WorkItem, Mission or Group row ``event`` records, checked against the current state
+    (None when it records none); ``ReplayError`` when the tables do not allow it."""
     row = tables.work_item.recorded_by(event)
     if row is not None:
         source, subject = _work_item_state(state, event)
@@ -116,6 +134,12 @@ def step(state: AuthorityState, event: dict[str, Any], tables: StateTables) -> S
         mission = state.missions.get(event["payload"]["missionId"])
         before = MissionState.NONE if mission is None else mission.state
         return _checked(tables.mission, mission_row, before, "", event)
+    group_row = tables.group.recorded_by(event)
+    if group_row is not None:
+        group = state.groups.get(event.get("groupId") or "")
+        if group is None:
+            raise ReplayError(f"Event {event['eventId']} refers to an unknown Group")
+        return _checked(tables.group, group_row, GroupState(group.state), group.group_id, event)
     return None
 
 
@@ -154,8 +178,12 @@ def _checked(
     return Step(row=row, source=source, target=target)
 
 
-def _with_sequence(group: GroupRecord, sequence: int) -> GroupRecord:
-    return replace(group, last_sequence=sequence)
+def _with_sequence(group: GroupRecord, event: Mapping[str, Any]) -> GroupRecord:
+    return replace(
+        group,
+        last_sequence=event["sequence"],
+        event_ids_digest=event_ids_digest(group.event_ids_digest, event["eventId"]),
+    )
 
 
 def micros(text: str | None) -> int | None:

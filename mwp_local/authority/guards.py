@@ -385,3 +385,43 @@ def unfinished_work(ctx: Context, mission: MissionRecord) -> tuple[list[str], bo
     items = [i for i in ctx.state.work_items.values() if i.mission_id == mission.mission_id]
     unfinished = [i.work_item_id for i in items if i.state not in (W.VERIFIED, W.CANCELLED)]
     return unfinished, any(i.state is W.VERIFIED for i in items)
+
+
+# --------------------------------------------------------------------------- Groups
+
+
+@guard("archival_service")
+def _archival_service(d: Decision) -> None:
+    """Only an Organization archival service archives a Group (§6.4, §15.2)."""
+    ctx, cmd = d.ctx, _cmd(d)
+    if cmd.actor_type != "service" or cmd.actor_id not in ctx.identity.control_services:
+        raise forbidden(
+            f"{cmd.actor_id} may not archive a Group: archival is Organization-owned, sent by an "
+            "authorized archival service.",
+            rule="§15.2 the Organization-owned group_archive Command",
+        )
+
+
+@guard("mission_finished")
+def _mission_finished(d: Decision) -> None:
+    """The Group's Mission, and every child Mission of it, has ended: nothing may happen in
+    the Group any more, and no child's outcome still has to reach it (§7.4)."""
+    ctx, cmd = d.ctx, _cmd(d)
+    mission = ctx.mission_of(cmd.group_id)
+    ended = ctx.tables.mission.terminal
+    open_children = sorted(
+        m.mission_id
+        for m in ctx.state.missions.values()
+        if m.parent_mission_id == mission.mission_id and m.state not in ended
+    )
+    if mission.state not in ended or open_children:
+        still = f"Mission {mission.mission_id} is {mission.state}"
+        if open_children:
+            still = f"its child Mission {open_children[0]} has not ended"
+        raise ProtocolError(
+            ErrorCode.INVALID_STATE_TRANSITION,
+            f"The Group cannot be archived yet: {still}. A Group is archived once its Mission "
+            f"is {', '.join(sorted(map(str, ended)))} and its child Missions have ended.",
+            details={"missionId": mission.mission_id, "missionState": str(mission.state)},
+            rule="§7.4 archival produces the final snapshot of an ended Mission",
+        )

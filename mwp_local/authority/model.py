@@ -8,6 +8,7 @@ Each record holds what the Authority needs to decide the next Command about one 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,13 +50,26 @@ class AgentRecord:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupRecord:
-    """A Mission Group: its Mission, last sequence, Conversation and lifecycle state."""
+    """A Mission Group: its Mission, last sequence, Conversation and lifecycle state.
+
+    ``event_ids_digest`` chains the IDs of the Group's Events in sequence order
+    (``event_ids_digest``): what a Group Snapshot's ``eventIds`` must reproduce to archive it.
+    """
 
     group_id: str
     mission_id: str
     main_conversation_id: str
     last_sequence: int = 0
     state: str = GroupState.ACTIVE.value
+    event_ids_digest: str = ""
+    archived_at: str | None = None
+    archive_snapshot_id: str | None = None
+
+
+def event_ids_digest(previous: str, event_id: str) -> str:
+    """The digest of a Group's Event IDs after ``event_id``: SHA-256 over the previous digest
+    and the ID, so the digest after sequence n names the IDs of sequences 1..n in order."""
+    return hashlib.sha256(f"{previous}\x1f{event_id}".encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +96,8 @@ class MissionRecord:
     submitted_artifacts: tuple[str, ...] = ()
     follow_up_to: str | None = None
     last_sequence: int = 0
+    #: The MissionOwner's signed Approval, once the Mission is approved (§7.3).
+    approval: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,7 +26,13 @@ from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for as _profile_for
 from ..protocol.signing import sign_document, verify_parsed
-from ..protocol.tables import PROTOCOL_TABLES, LeaseTransition, StateTables
+from ..protocol.tables import (
+    PROTOCOL_TABLES,
+    GroupState,
+    GroupTransition,
+    LeaseTransition,
+    StateTables,
+)
 from ..protocol.timestamps import Timestamp, parse_timestamp
 from . import extensions, fences
 from . import leases as leases_module
@@ -179,6 +185,11 @@ class Authority:
         ctx.command = cmd
         self._authenticate(ctx, cmd, spec.scope)
         if spec.scope == "group":
+            group = ctx.group(cmd.group_id)
+            # An archived Group accepts no Command: the Group table's row every Command needs.
+            self.tables.group.lookup(
+                GroupState(group.state), GroupTransition.RECORD_EVENT, subject=group.group_id
+            )
             refusal = extensions.unpinned(cmd.kind, ctx.mission_of(cmd.group_id).document)
             if refusal is not None:
                 raise refusal

@@ -45,6 +45,7 @@ REFERENCE_NAMES = {
     "ext.missionweaveprotocol.core.work_dependency_add",
     "ext.missionweaveprotocol.core.work_execution_lease_renew",
     "ext.missionweaveprotocol.core.resource_usage_record",
+    "ext.missionweaveprotocol.core.group_archive",
     "ext.missionweaveprotocol.registry.agent_card_registered",
     "ext.missionweaveprotocol.identity.session_opened",
     "ext.missionweaveprotocol.core.work_execution_lease_revoked",

@@ -23,12 +23,10 @@ from mwp_local.protocol.tables import PROTOCOL_TABLES, Row
 #: Core Command kinds this sandbox does not implement (refused as unknown, INVALID_COMMAND).
 NOT_HANDLED = {CommandKind.POLICY_GRANT_COOPERATION_OVERRIDE}
 #: Core Event kinds this sandbox never appends (a follow-up Mission is recorded as
-#: mission.created with followUpToMissionId; there is no cooperation override or archival).
+#: mission.created with followUpToMissionId; there is no cooperation override).
 NOT_APPENDED = {
     EventKind.MISSION_FOLLOW_UP_CREATED,
     EventKind.POLICY_COOPERATION_OVERRIDE_GRANTED,
-    EventKind.GROUP_SNAPSHOT_CREATED,
-    EventKind.GROUP_ARCHIVED,
 }
 COMMAND_KINDS = [*CommandKind, *ExtensionCommandKind]
 EVENT_KINDS = [*EventKind, *ExtensionEventKind]

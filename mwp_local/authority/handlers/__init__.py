@@ -8,12 +8,23 @@ before the handler continues.
 """
 
 from ..registry import HANDLERS, CommandSpec
-from . import execution, knowledge, membership, messages, mission, offers, organization, work
+from . import (
+    execution,
+    group,
+    knowledge,
+    membership,
+    messages,
+    mission,
+    offers,
+    organization,
+    work,
+)
 
 __all__ = [
     "HANDLERS",
     "CommandSpec",
     "execution",
+    "group",
     "knowledge",
     "membership",
     "messages",

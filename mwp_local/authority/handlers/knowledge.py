@@ -27,7 +27,7 @@ from typing import Any
 from ...protocol.documents.kinds import ExtensionCommandKind as XC
 from ...protocol.documents.mission import GroupState
 from ...protocol.errors import ErrorCode, ProtocolError
-from ...protocol.tables import WorkItemState
+from ...protocol.tables import GroupTransition, WorkItemState
 from ..command import CommandView, Draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..reducers.knowledge import FORWARDED, PUBLISHED, RECEIVED, forward_key, knowledge_key
@@ -138,12 +138,10 @@ def forward(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     target = ctx.group(target_id)
     if target_id == cmd.group_id:
         raise invalid("The Artifact already belongs to this Group; name another Group.")
-    if target.state != GroupState.ACTIVE:
-        raise ProtocolError(
-            ErrorCode.INVALID_STATE_TRANSITION,
-            f"Group {target_id} is {target.state}; only an active Group receives Artifacts.",
-            rule=_RULE_FORWARD,
-        )
+    # The target Group records knowledge_received: the Group table's row for recording.
+    ctx.tables.group.lookup(
+        GroupState(target.state), GroupTransition.RECORD_EVENT, subject=target_id
+    )
     artifact_hash = manifest["contentHash"]
     classification = manifest["classification"]
     if classification not in FORWARDABLE:

@@ -1,4 +1,4 @@
-"""Reducers of Mission, Coordinator and Membership Events (§7, §8, §14).
+"""Reducers of Mission, Coordinator, Membership and Group Events (§7, §8, §14).
 
 Mission moves apply the row ``evolve`` found; every Membership document is checked against the
 membership table (a Membership never goes where the table does not lead).
@@ -150,9 +150,15 @@ def _submitted_for_approval(state: AuthorityState, event: dict[str, Any], fold: 
     )
 
 
-@reducer(E.MISSION_APPROVED, E.MISSION_CHANGES_REQUESTED, E.MISSION_CANCELLED, E.MISSION_TERMINATED)
+@reducer(E.MISSION_APPROVED)
+def _approved(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
+    """Approved: the row's target, and the Approval kept for the Group's final snapshot."""
+    mission_move(state, event, fold, approval=event["payload"]["approval"])
+
+
+@reducer(E.MISSION_CHANGES_REQUESTED, E.MISSION_CANCELLED, E.MISSION_TERMINATED)
 def _mission_moved(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
-    """Approved, reopened for changes, cancelled or failed: the row's target, nothing else."""
+    """Reopened for changes, cancelled or failed: the row's target, nothing else."""
     mission_move(state, event, fold)
 
 
@@ -160,3 +166,25 @@ def _mission_moved(state: AuthorityState, event: dict[str, Any], fold: Fold) -> 
 def _grant(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     grant = event["payload"]["grant"]
     state.put("grants", grant["grantId"], {**grant, "used": {}, "items": ()})
+
+
+@reducer(E.GROUP_SNAPSHOT_CREATED)
+def _snapshot_created(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
+    """The final snapshot stays in the log; ``group.archived`` right after it names its ID."""
+
+
+@reducer(E.GROUP_ARCHIVED)
+def _group_archived(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
+    """The Group moves to the row's target and keeps when and by which snapshot (§7.4)."""
+    doc = event["payload"]["group"]
+    group = state.groups[event["groupId"]]
+    state.put(
+        "groups",
+        group.group_id,
+        replace(
+            group,
+            state=str(recorded(event, fold).target),
+            archived_at=doc["archivedAt"],
+            archive_snapshot_id=doc["archiveSnapshotId"],
+        ),
+    )

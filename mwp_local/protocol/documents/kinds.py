@@ -112,6 +112,7 @@ class ExtensionCommandKind(StrEnum):
     WORK_DEPENDENCY_ADD = "ext.missionweaveprotocol.core.work_dependency_add"
     WORK_EXECUTION_LEASE_RENEW = "ext.missionweaveprotocol.core.work_execution_lease_renew"
     RESOURCE_USAGE_RECORD = "ext.missionweaveprotocol.core.resource_usage_record"
+    GROUP_ARCHIVE = "ext.missionweaveprotocol.core.group_archive"
     KNOWLEDGE_PUBLISH = "ext.mwp-local.sandbox.knowledge_publish"
     KNOWLEDGE_FORWARD = "ext.mwp-local.sandbox.knowledge_forward"
 

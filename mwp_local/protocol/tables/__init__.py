@@ -1,5 +1,5 @@
 """The state machines of the specification as data: WorkItem (§10.2), Mission (§7.1), and the
-lifecycles of leases (§11.3), offers (§10.3) and Memberships (§8).
+lifecycles of leases (§11.3), offers (§10.3), Memberships (§8) and Groups (§7.4).
 
 Each table is a tuple of rows transcribed in the order of the specification; a row names the
 Command kind (or cause) that drives it, the Event kinds that record it, its source states, its
@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..documents.lease import LeaseState
-from ..documents.mission import MembershipState, MissionState
+from ..documents.mission import GroupState, MembershipState, MissionState
 from ..documents.work import OfferStatus, WorkItemState
 from .core import Mark, Row, TransitionTable
+from .group import GROUP_TABLE, GroupTransition
 from .lease import LEASE_TABLE, LeaseTransition
 from .membership import MEMBERSHIP_TABLE, MembershipTransition
 from .mission import MISSION_TABLE, MissionTransition
@@ -41,16 +42,18 @@ class StateTables:
     lease: TransitionTable[LeaseState, LeaseTransition] = LEASE_TABLE
     offer: TransitionTable[OfferStatus, OfferTransition] = OFFER_TABLE
     membership: TransitionTable[MembershipState, MembershipTransition] = MEMBERSHIP_TABLE
+    group: TransitionTable[GroupState, GroupTransition] = GROUP_TABLE
 
     def all(self) -> tuple[TransitionTable[Any, Any], ...]:
         """Every table of the set."""
-        return (self.work_item, self.mission, self.lease, self.offer, self.membership)
+        return (self.work_item, self.mission, self.lease, self.offer, self.membership, self.group)
 
 
 #: The tables of the specification: what the Authority and replay use unless given others.
 PROTOCOL_TABLES = StateTables()
 
 __all__ = [
+    "GROUP_TABLE",
     "IN_STATE_ACTIONS",
     "LEASE_TABLE",
     "MEMBERSHIP_TABLE",
@@ -60,6 +63,8 @@ __all__ = [
     "PROTOCOL_TABLES",
     "UNFINISHED_STATES",
     "WORK_ITEM_TABLE",
+    "GroupState",
+    "GroupTransition",
     "LeaseState",
     "LeaseTransition",
     "Mark",
