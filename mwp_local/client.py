@@ -45,7 +45,9 @@ class Client:
                 fields["coordinator_epoch"] = mission.coordinator_epoch
         elif group is not None and self.member.type == "agent":
             fields["session_epoch"] = state.agents[self.member.id].session_epoch
-        fields["action_id"] = derived_uuid(self.member.id, "client", now.text, str(self._count))
+        fields["action_id"] = derived_uuid(
+            self.member.organization_id, self.member.id, "client", now.text, str(self._count)
+        )
         fields.update(over)
         return self.log.org.command(self.member, kind, payload, **fields)
 

@@ -62,7 +62,9 @@ def new_bus(org: Organization, config: DeliveryConfig, *, seed: int = 1) -> Deli
     def snapshot(group: str, events: Sequence[dict[str, Any]], at: str) -> SnapshotBundle:
         return build_snapshot(org, group, events, at, online_window=config.online_window or 0)
 
-    return DeliveryBus(config, seed=seed, make_snapshot=snapshot)
+    return DeliveryBus(
+        config, seed=seed, organization_id=org.organization_id, make_snapshot=snapshot
+    )
 
 
 @dataclass

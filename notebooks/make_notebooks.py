@@ -670,7 +670,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
        "Group); `EVENT` carries a signed Event unchanged; `ACK` reports Cursors; `PING` carries a "
        "nonce and its reply echoes it in `replyToNonce`; `ERROR` carries a section-19 Error "
        "document (here `BACKPRESSURE` with retry guidance; a real `CURSOR_TOO_OLD` comes below)."),
-    code("ids = frames.FrameIds('notebook')\n"
+    code("ids = frames.FrameIds(org.organization_id, 'notebook')\n"
          "at = '2026-07-15T09:00:00Z'\n"
          "billing = 'urn:mwp-local:group:billing'\n"
          "subscription = 'urn:mwp-local:subscription:dev:0'\n"

@@ -296,14 +296,15 @@ def test_replay_with_signature_checks_gives_the_same_state_and_refuses_a_forgery
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(), min_size=1, max_size=4))
 def test_derived_uuid_formats_what_uuid_makes_of_the_digest(parts: list[str]) -> None:
+    scope = "urn:mwp-local:organization:o"
     try:
-        digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
+        digest = hashlib.sha256("\x1f".join((scope, *parts)).encode("utf-8")).digest()
     except UnicodeEncodeError:  # lone surrogates: both paths refuse them
         with pytest.raises(UnicodeEncodeError):
-            derived_uuid(*parts)
+            derived_uuid(scope, *parts)
         return
     expected = "urn:uuid:" + str(uuid.UUID(bytes=digest[:16], version=4))
-    assert derived_uuid(*parts) == expected
+    assert derived_uuid(scope, *parts) == expected
 
 
 #: Characters that matter to the URI grammar, a few that are never allowed, and a non-ASCII one.

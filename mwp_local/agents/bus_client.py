@@ -48,7 +48,10 @@ class BusClient:
     _last_ack: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.ids = frames.FrameIds(f"client:{self.runtime.member.id}:{self.runtime.incarnation}")
+        self.ids = frames.FrameIds(
+            self.runtime.member.organization_id,
+            f"client:{self.runtime.member.id}:{self.runtime.incarnation}",
+        )
 
     @property
     def agent_id(self) -> str:

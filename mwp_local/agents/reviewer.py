@@ -61,7 +61,9 @@ def assessment_evidence(
             "reviewWorkItemId": review_item.work_item_id,
             "finding": "meets the criteria" if passed else "does not meet the criteria",
         },
-        evidence_id=derived_uuid("assessment", review_item.work_item_id, view.me),
+        evidence_id=derived_uuid(
+            view.member.organization_id, "assessment", review_item.work_item_id, view.me
+        ),
     )
 
 

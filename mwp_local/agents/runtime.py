@@ -295,7 +295,9 @@ class AgentRuntime:
             if self.member.id == mission.coordinator_agent_id and self.member.type == "agent":
                 fields["coordinator_epoch"] = mission.coordinator_epoch
         count = str(self.sent) if not self.incarnation else f"{self.incarnation}.{self.sent}"
-        fields["action_id"] = derived_uuid(self.member.id, intent.kind, issued_at, count)
+        fields["action_id"] = derived_uuid(
+            self.org.organization_id, self.member.id, intent.kind, issued_at, count
+        )
         fields.update(intent.overrides)
         return self.org.command(self.member, intent.kind, intent.payload, **fields)
 

@@ -123,6 +123,11 @@ class MissionFile:
     source: str = ""
     #: The ``[delivery]`` table: the delivery bus with its faults (None: direct delivery).
     delivery: DeliveryConfig | None = None
+    #: SHA-256 of the file's content (``sha256:<hex>`` over its parsed tables), which with the
+    #: seed and the name decides the sandbox's Organization ID.
+    content_hash: str = ""
+    #: ``[sandbox] organization``: an Organization ID the file names itself (None: derived).
+    organization: str | None = None
 
     @property
     def start(self) -> str:

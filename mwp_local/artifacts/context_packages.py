@@ -229,6 +229,7 @@ def build_context_package(
     artifacts = _artifacts(cited)
     doc: dict[str, Any] = {
         "contextPackageId": derived_uuid(
+            generator.organization_id,
             "context-package",
             scope.group_id,
             scope.work_item_id or "",

@@ -116,7 +116,14 @@ def build_evidence(
     doc: dict[str, Any] = {
         "evidenceId": evidence_id
         or derived_uuid(
-            "evidence", work_item_id, kind, subject_id, ",".join(criterion_ids), method, created_at
+            signer.organization_id,
+            "evidence",
+            work_item_id,
+            kind,
+            subject_id,
+            ",".join(criterion_ids),
+            method,
+            created_at,
         ),
         "missionId": mission_id,
         "groupId": group_id,

@@ -108,7 +108,10 @@ def build_manifest(
             rule="§13.1 derived Artifacts form a provenance graph",
         )
     manifest: dict[str, Any] = {
-        "artifactId": artifact_id or derived_uuid("artifact", work_item_id, ref.sha256, created_at),
+        "artifactId": artifact_id
+        or derived_uuid(
+            producer.signer.organization_id, "artifact", work_item_id, ref.sha256, created_at
+        ),
         "contentHash": ref.sha256,
         "uri": uri,
         "sizeBytes": ref.size,

@@ -245,7 +245,13 @@ class _Run:
             created_at=self.now,
             details=details,
             evidence_id=derived_uuid(
-                "review", item.work_item_id, str(item.revision), str(stage), name, subject[1]
+                self.reviewer.organization_id,
+                "review",
+                item.work_item_id,
+                str(item.revision),
+                str(stage),
+                name,
+                subject[1],
             ),
         )
         self.evidence.append(doc)
@@ -552,7 +558,9 @@ def review_submission(
         )
     )
     return ReviewRecord(
-        review_id=derived_uuid("review", item.work_item_id, str(item.revision), now),
+        review_id=derived_uuid(
+            run.reviewer.organization_id, "review", item.work_item_id, str(item.revision), now
+        ),
         work_item_id=item.work_item_id,
         mission_id=item.mission_id,
         group_id=item.group_id,

@@ -37,6 +37,11 @@ class Signer(Protocol):
         """The Registry key ID of ``key_pair``."""
         ...
 
+    @property
+    def organization_id(self) -> str:
+        """The Organization holding the Principal: the scope of the identifiers it derives."""
+        ...
+
 
 def sign_valid(profile: str, unsigned: Mapping[str, Any], signer: Signer) -> dict[str, Any]:
     """Sign ``unsigned`` as ``signer`` and validate the signed document against its schema.

@@ -67,7 +67,7 @@ class Context:
         """A fresh identifier for something this Command creates (deterministic)."""
         self._counter += 1
         basis = self.command.signing_hash if self.command else self.now.text
-        return derived_uuid(basis, label, str(self._counter))
+        return derived_uuid(self.identity.organization_id, basis, label, str(self._counter))
 
     # ------------------------------------------------------------------ lookups
 

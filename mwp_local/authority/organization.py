@@ -14,7 +14,7 @@ from typing import Any
 
 from ..protocol.b64 import b64url_encode
 from ..protocol.ed25519 import SigningKeyPair, derive_seed
-from ..protocol.ids import derived_uuid
+from ..protocol.ids import derived_uuid, sandbox_organization_id
 from ..protocol.jcs import canonicalize
 from ..protocol.profiles import PROFILES
 from ..protocol.registry import KeyBinding, Principal, Registry
@@ -22,7 +22,6 @@ from ..protocol.signing import sign_document
 from ..protocol.timestamps import parse_timestamp
 from .context import Identity
 
-ORG = "urn:missionweaveprotocol:organization:sandbox"
 KEYS_VALID_FROM = "2020-01-01T00:00:00Z"
 
 
@@ -34,6 +33,8 @@ class Member:
     id: str
     key_id: str
     key_pair: SigningKeyPair
+    #: The Organization that holds this Principal: the scope of the identifiers it derives.
+    organization_id: str
     capabilities: tuple[tuple[str, str], ...] = ()
     max_concurrency: int = 1
 
@@ -58,23 +59,25 @@ class Member:
         )
 
 
-def _member(seed: int, kind: str, name: str, **extra: Any) -> Member:
+def _member(seed: int, organization_id: str, kind: str, name: str, **extra: Any) -> Member:
     principal = f"urn:missionweaveprotocol:{kind}:{name}"
     return Member(
         type=kind,
         id=principal,
         key_id=f"urn:missionweaveprotocol:key:{kind}-{name}",
         key_pair=SigningKeyPair.from_seed(derive_seed(seed, principal)),
+        organization_id=organization_id,
         **extra,
     )
 
 
 @dataclass
 class Organization:
-    """The Principals of one sandbox Organization, all keyed from ``seed``."""
+    """The Principals of one sandbox Organization, all keyed from ``seed``; its ID is the scope
+    of every identifier the sandbox derives (``protocol.ids.sandbox_organization_id``)."""
 
     seed: int
-    organization_id: str = ORG
+    organization_id: str
     members: dict[str, Member] = field(default_factory=dict)
 
     @classmethod
@@ -84,21 +87,25 @@ class Organization:
         *,
         humans: Iterable[str] = ("mission-owner",),
         agents: Mapping[str, Mapping[str, Any]] | None = None,
+        organization_id: str | None = None,
     ) -> Organization:
         """An Organization with the Group Authority, a control plane, humans and Agents.
 
         ``agents`` maps an Agent name to ``{"capabilities": [(id, version), ...],
-        "max_concurrency": n}``.
+        "max_concurrency": n}``. ``organization_id`` defaults to the seed's own (a sandbox
+        without a mission, ``sandbox_organization_id(seed)``).
         """
-        org = cls(seed=seed)
-        org.add(_member(seed, "service", "group-authority"))
-        org.add(_member(seed, "service", "control-plane"))
+        org_id = organization_id or sandbox_organization_id(seed)
+        org = cls(seed=seed, organization_id=org_id)
+        org.add(_member(seed, org_id, "service", "group-authority"))
+        org.add(_member(seed, org_id, "service", "control-plane"))
         for name in humans:
-            org.add(_member(seed, "human", name))
+            org.add(_member(seed, org_id, "human", name))
         for name, spec in (agents or {}).items():
             org.add(
                 _member(
                     seed,
+                    org_id,
                     "agent",
                     name,
                     capabilities=tuple(tuple(c) for c in spec.get("capabilities", ())),
@@ -236,10 +243,13 @@ class Organization:
         doc: dict[str, Any] = {
             "protocolVersion": "0.1",
             "actionId": action_id
-            or derived_uuid(who.id, kind, issued_at, canonicalize(dict(payload)).decode()),
+            or derived_uuid(
+                self.organization_id, who.id, kind, issued_at, canonicalize(dict(payload)).decode()
+            ),
             "actor": who.actor,
             "kind": kind,
-            "correlationId": correlation_id or derived_uuid("correlation", who.id, issued_at),
+            "correlationId": correlation_id
+            or derived_uuid(self.organization_id, "correlation", who.id, issued_at),
             "issuedAt": issued_at,
             "payload": dict(payload),
         }
@@ -294,6 +304,7 @@ def organization_from_json(doc: Mapping[str, Any]) -> Organization:
             id=m["id"],
             key_id=m["keyId"],
             key_pair=SigningKeyPair.from_seed(derive_seed(seed, m["id"])),
+            organization_id=org.organization_id,
             capabilities=tuple(tuple(c) for c in m.get("capabilities", ())),
             max_concurrency=int(m.get("maxConcurrency", 1)),
         )

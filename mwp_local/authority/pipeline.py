@@ -281,7 +281,9 @@ class Authority:
         else:
             group = state.groups.get(draft.group_id)
             sequence = (group.last_sequence if group else 0) + 1
-            doc["eventId"] = derived_uuid(draft.group_id, str(sequence))
+            doc["eventId"] = derived_uuid(
+                self.identity.organization_id, draft.group_id, str(sequence)
+            )
             doc["groupId"] = draft.group_id
             doc["sequence"] = sequence
             doc["aggregateRevision"] = self._next_revision(draft)

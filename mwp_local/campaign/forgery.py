@@ -25,13 +25,13 @@ are brought up to date from the Authority's current state, so that the one that 
 from __future__ import annotations
 
 import random
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from ..authority.organization import Organization
 from ..authority.state import AuthorityState
 from ..protocol.errors import ErrorCode
+from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from ..protocol.timestamps import format_utc
@@ -103,7 +103,9 @@ class Forger:
         doc = {k: v for k, v in doc.items() if k != "signature"}
         doc["payload"] = dict(doc["payload"])
         if not keep_action:
-            doc["actionId"] = f"urn:uuid:{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+            doc["actionId"] = derived_uuid(
+                self.org.organization_id, "forgery", f"{self.rng.getrandbits(128):032x}"
+            )
         doc["issuedAt"] = format_utc(self.now_us // 1000 * 1000)
         actor = doc["actor"]["id"]
         agent = self.state.agents.get(actor)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..protocol.ids import is_protocol_id
 from ..store.sandbox_dir import init_directory
 from ._common import add_now, directory, fail, now_from
 
@@ -12,16 +13,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the options of this subcommand."""
     directory(parser, new=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of every key (default 0)")
+    parser.add_argument(
+        "--organization",
+        type=organization_id,
+        help="the Organization ID (default urn:mwp-local:organization:seed-N, from the seed)",
+    )
     add_now(parser)
+
+
+def organization_id(text: str) -> str:
+    """An ``--organization`` value: an absolute URI (§2)."""
+    if not is_protocol_id(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an identifier; an Organization ID is an absolute URI such as "
+            "urn:example:organization:acme (§2)"
+        )
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
     """Create the directory, its Organization, keys and bootstrapped log."""
     try:
-        log = init_directory(args.dir, seed=args.seed, now=now_from(args))
+        log = init_directory(
+            args.dir, seed=args.seed, now=now_from(args), organization_id=args.organization
+        )
     except FileExistsError as exc:
         return fail(str(exc))
-    print(f"Created sandbox {args.dir} (seed {args.seed})")
+    print(f"Created sandbox {args.dir} (seed {args.seed}, Organization {log.org.organization_id})")
     for member in sorted(log.org.members.values(), key=lambda m: m.id):
         print(f"  {member.type:<8} {member.id}")
     print(f"Log: {log.store.event_count()} Events (Agent Cards registered, Sessions opened)")

@@ -39,8 +39,10 @@ def fill(log: Any, member: Any, doc: dict[str, Any], now: str, epochs: bool) -> 
     doc.setdefault("issuedAt", now)
     doc.setdefault("payload", {})
     content = canonicalize({k: v for k, v in doc.items() if k != "actionId"}).decode()
-    doc.setdefault("actionId", derived_uuid("cli", member.id, content))
-    doc.setdefault("correlationId", derived_uuid("cli-correlation", doc["actionId"]))
+    doc.setdefault("actionId", derived_uuid(member.organization_id, "cli", member.id, content))
+    doc.setdefault(
+        "correlationId", derived_uuid(member.organization_id, "cli-correlation", doc["actionId"])
+    )
     group = doc.get("groupId")
     state = log.state
     if epochs and group in state.groups:

@@ -55,9 +55,12 @@ class DeliveryBus:
         config: DeliveryConfig,
         *,
         seed: int,
+        organization_id: str,
         make_snapshot: Callable[[str, Sequence[dict[str, Any]], str], SnapshotBundle],
     ) -> None:
         self.config = config
+        #: The scope of the frame IDs the bus derives (unique across sandboxes, §2).
+        self.organization_id = organization_id
         self.rng = random.Random(f"{seed}:delivery")
         self.make_snapshot = make_snapshot
         self.sessions: dict[str, Session] = {}
@@ -92,7 +95,7 @@ class DeliveryBus:
         self._attached += 1  # frame IDs stay unique across an Agent's successive sessions
         session = Session(
             receiver=receiver,
-            ids=frames.FrameIds(f"bus:{receiver.agent_id}:{self._attached}"),
+            ids=frames.FrameIds(self.organization_id, f"bus:{receiver.agent_id}:{self._attached}"),
             windows=self._windows_for(receiver.agent_id),
         )
         self.sessions[receiver.agent_id] = session

@@ -27,16 +27,18 @@ FRAME_SCHEMA = "websocket-frame"
 
 
 class FrameIds:
-    """Deterministic frame IDs for one sender (``urn:uuid:`` derived from name and counter)."""
+    """Deterministic frame IDs for one sender of one Organization (``urn:uuid:`` derived from
+    the Organization ID, the sender's name and a counter, so no two sandboxes share one)."""
 
-    def __init__(self, sender: str) -> None:
+    def __init__(self, organization_id: str, sender: str) -> None:
+        self.organization_id = organization_id
         self.sender = sender
         self.count = 0
 
     def next(self) -> str:
         """A fresh frame ID."""
         self.count += 1
-        return derived_uuid("frame", self.sender, str(self.count))
+        return derived_uuid(self.organization_id, "frame", self.sender, str(self.count))
 
 
 def check(frame: dict[str, Any]) -> dict[str, Any]:

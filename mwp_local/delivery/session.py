@@ -56,6 +56,8 @@ class Session:
     """The bus side of one subscriber's connection."""
 
     receiver: Receiver
+    #: The IDs of the frames the bus sends on this session (its Organization's scope).
+    ids: frames.FrameIds
     connected: bool = True
     #: Highest sequence handed to the transport, and highest acknowledged, per Group.
     sent: dict[str, int] = field(default_factory=dict)
@@ -68,7 +70,6 @@ class Session:
     awaiting_snapshot: set[str] = field(default_factory=set)
     org_sent: int = 0
     queue: list[Flight] = field(default_factory=list)
-    ids: frames.FrameIds = field(default_factory=lambda: frames.FrameIds("bus"))
     #: The outage and disconnect windows that take this session down (the bus finds them when
     #: the session attaches).
     windows: tuple[Window, ...] = ()

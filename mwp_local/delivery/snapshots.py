@@ -79,14 +79,16 @@ def build_snapshot(
     through = body["throughSequence"]
     authority = org.authority
     unsigned = {
-        "snapshotId": derived_uuid("group-snapshot", group_id, str(through)),
+        "snapshotId": derived_uuid(org.organization_id, "group-snapshot", group_id, str(through)),
         "groupId": group_id,
         "throughSequence": through,
         "eventIds": [e["eventId"] for e in events],
         "stateHash": sha256_id(canonicalize(body)),
         "policyLog": [
             {
-                "entryId": derived_uuid("group-snapshot-policy", group_id, str(through)),
+                "entryId": derived_uuid(
+                    org.organization_id, "group-snapshot-policy", group_id, str(through)
+                ),
                 "decision": (
                     f"Online retention: Events 1..{through} of this Group leave the online "
                     "window and are served through this snapshot; the Group log keeps them."

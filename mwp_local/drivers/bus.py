@@ -38,7 +38,12 @@ class BusDriver:
     def __init__(self, org: Organization, config: DeliveryConfig, *, seed: int) -> None:
         self.org = org
         self.config = config
-        self.bus = DeliveryBus(config, seed=seed, make_snapshot=self._snapshot)
+        self.bus = DeliveryBus(
+            config,
+            seed=seed,
+            organization_id=org.organization_id,
+            make_snapshot=self._snapshot,
+        )
         self.clients: dict[str, BusClient] = {}
         self.outages: list[OfflineRecord] = []
         #: Buffered Commands waiting for the service to come back, in order.

@@ -16,6 +16,8 @@ WorkItem of family ``name``. It must not decide protocol questions.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
 from collections.abc import Iterable
@@ -26,6 +28,7 @@ from typing import Any
 from ..agents.dag import find_cycle
 from ..agents.specs import AgentSpec, Behaviour, FaultSpec, MissionFile, MissionSpec, WorkSpec
 from ..delivery.config import DeliveryConfigError, parse_delivery
+from ..protocol.ids import is_protocol_id
 from ..protocol.timestamps import parse_timestamp
 
 _DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
@@ -261,6 +264,13 @@ def load(path: Path | str) -> MissionFile:
     return parse(raw, name=path.stem, source=str(path))
 
 
+def content_hash(raw: dict[str, Any]) -> str:
+    """``sha256:<hex>`` over the parsed tables (keys sorted, TOML dates as their text): the same
+    content hashes the same however the file spaces or orders it."""
+    text = json.dumps(raw, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> MissionFile:
     """Check a parsed mission file and build its specification."""
     sandbox = raw.get("sandbox", {})
@@ -312,8 +322,16 @@ def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> Mi
             )
         except DeliveryConfigError as exc:
             raise MissionFileError(str(exc)) from None
+    organization = sandbox.get("organization")
+    if organization is not None and not is_protocol_id(organization):
+        raise MissionFileError(
+            f"[sandbox] organization: {organization!r} is not an identifier; an Organization ID "
+            "is an absolute URI such as urn:example:organization:acme (§2)"
+        )
     return MissionFile(
         name=raw.get("name", name),
+        content_hash=content_hash(raw),
+        organization=organization,
         delivery=delivery,
         seed=int(sandbox.get("seed", 0)),
         start_us=start,

@@ -45,7 +45,7 @@ from ..agents.worker.execution import WorkFunction
 from ..authority import Accepted, AuthorityConfig
 from ..authority.tokens import CapabilityToken
 from ..protocol.errors import ProtocolError
-from ..protocol.ids import derived_uuid
+from ..protocol.ids import derived_uuid, sandbox_organization_id
 from ..protocol.tables import MissionState
 from ..protocol.timestamps import format_utc
 from ..store.agent_store import DuckDBLocalStore, LocalStore, MemoryLocalStore, agent_file
@@ -105,6 +105,12 @@ class Sandbox:
         self.mode = mode
         self.clock = VirtualClock(self.spec.start_us)
         self.rng = random.Random(self.seed)
+        #: The Organization ID, from the seed and the mission (its name and content hash) unless
+        #: the file names one: the scope of every identifier the run derives, so two sandboxes of
+        #: different missions or seeds share no Event, offer or frame ID (§2, §16).
+        self.organization_id = self.spec.organization or sandbox_organization_id(
+            self.seed, self.spec.name, self.spec.content_hash
+        )
         agents = {
             a.name: {"capabilities": list(a.capabilities), "max_concurrency": a.max_concurrency}
             for a in self.spec.agents
@@ -116,6 +122,7 @@ class Sandbox:
             agents=agents,
             humans=self.spec.humans,
             sql_external_access=sql_external_access,
+            organization_id=self.organization_id,
         )
         if config is not None:
             self.log.authority.config = config
@@ -452,7 +459,9 @@ class Sandbox:
             "ext.missionweaveprotocol.identity.session_open",
             {"agentId": new.member.id},
             issued_at=at,
-            action_id=derived_uuid("restart", new.member.id, str(incarnation), at),
+            action_id=derived_uuid(
+                new.member.organization_id, "restart", new.member.id, str(incarnation), at
+            ),
         )
         outcome = self.log.submit(command, timestamp(now))
         if not isinstance(outcome, Accepted):

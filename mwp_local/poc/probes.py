@@ -17,7 +17,6 @@ knowledge published by the Organization).
 from __future__ import annotations
 
 import random
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..agents.base import Intent
@@ -28,6 +27,7 @@ from ..artifacts.context_packages import PackageScope, build_context_package
 from ..authority import Accepted
 from ..authority.offline import BOUNDED_OFFLINE
 from ..drivers.clock import timestamp
+from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from ..protocol.timestamps import format_utc, parse_timestamp
@@ -72,8 +72,9 @@ def _as(sb: Sandbox, rec: Recorder, name: str, who: str, intent: Intent) -> bool
     return _submit(sb, rec, name, data)
 
 
-def _fresh_id(rng: random.Random) -> str:
-    return f"urn:uuid:{uuid.UUID(int=rng.getrandbits(128), version=4)}"
+def _fresh_id(sb: Sandbox, rng: random.Random) -> str:
+    """A fresh Action ID in the sandbox's Organization scope (unique across sandboxes)."""
+    return derived_uuid(sb.organization_id, "probe", f"{rng.getrandbits(128):032x}")
 
 
 def _resign(sb: Sandbox, doc: dict[str, Any], signer: str | None = None) -> bytes:
@@ -202,7 +203,7 @@ def _during(sb: Sandbox, rec: Recorder) -> None:
     )
     if template is not None and epoch > 1:
         doc = dict(template)
-        doc["actionId"] = _fresh_id(random.Random(f"{sb.seed}:old-session"))
+        doc["actionId"] = _fresh_id(sb, random.Random(f"{sb.seed}:old-session"))
         doc["issuedAt"] = format_utc(now // 1_000_000 * 1_000_000)
         doc["sessionEpoch"] = epoch - 1
         _submit(sb, rec, "old_session_after_restart", _resign(sb, doc))
@@ -329,7 +330,7 @@ def _late_result(sb: Sandbox, rec: Recorder, docs: list[dict[str, Any]]) -> None
             "ownershipEpoch": final["payload"].get("ownershipEpoch", 2) - 1,
             "leaseId": event["payload"].get("leaseId", final["payload"].get("leaseId")),
         }
-        doc["actionId"] = _fresh_id(random.Random(f"{sb.seed}:late:{wid}"))
+        doc["actionId"] = _fresh_id(sb, random.Random(f"{sb.seed}:late:{wid}"))
         doc["issuedAt"] = format_utc(sb.clock.now_us() // 1_000_000 * 1_000_000)
         member = state.memberships.get((doc["groupId"], old["actor"]["id"]))
         agent = state.agents.get(old["actor"]["id"])
@@ -361,7 +362,7 @@ def _knowledge(sb: Sandbox, rec: Recorder) -> None:
             },
             group_id=item.group_id,
             issued_at=format_utc(sb.clock.now_us()),
-            action_id=_fresh_id(random.Random(f"{sb.seed}:knowledge")),
+            action_id=_fresh_id(sb, random.Random(f"{sb.seed}:knowledge")),
         )
         _submit(sb, rec, "knowledge_publish", data)
         return

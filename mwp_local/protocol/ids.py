@@ -7,7 +7,15 @@ compared byte for byte; nothing here normalizes them. The grammar is RFC 3986 se
 out below so that each rule can be read against the RFC.
 
 ``derived_uuid`` makes the ``urn:uuid:`` identifiers the sandbox derives deterministically (Event
-IDs, offer IDs, Action IDs of scripted agents): the same parts always give the same identifier.
+IDs, offer IDs, Action and Correlation IDs, frame, snapshot, Evidence, Artifact, review and
+Context Package IDs): the same parts always give the same identifier. Its first part, the scope,
+is the issuing Organization's ID, which is what makes the identifier globally unique within its
+kind (§2): two sandboxes have different Organizations, so they never derive the same Event ID
+for different Events, which a recipient deduplicating by Event ID (§16) would drop.
+
+``sandbox_organization_id`` is that Organization ID: derived from the seed and the mission (its
+name and a hash of its content), so the same seed and mission give the same bytes and any other
+pair gives another Organization.
 """
 
 from __future__ import annotations
@@ -74,9 +82,32 @@ def is_protocol_id(text: object) -> bool:
     return _SIMPLE.fullmatch(text) is not None or URI.fullmatch(text) is not None
 
 
-def derived_uuid(*parts: str) -> str:
-    """A ``urn:uuid:`` identifier derived from ``parts``: the first 16 bytes of SHA-256 over the
-    parts joined by U+001F, as a version-4, RFC 4122-variant UUID (deterministic, so the same
-    seed gives the same log)."""
-    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()[:16]
+def derived_uuid(scope: str, *parts: str) -> str:
+    """A ``urn:uuid:`` identifier derived from ``scope`` and ``parts``: the first 16 bytes of
+    SHA-256 over them joined by U+001F, as a version-4, RFC 4122-variant UUID (deterministic, so
+    the same seed and mission give the same log). ``scope`` is the issuing Organization's ID (an
+    identifier), which keeps the result unique across Organizations; a bare label is refused,
+    so no caller can forget it."""
+    if not is_protocol_id(scope):
+        raise ValueError(f"derived_uuid needs an Organization ID as its scope, not {scope!r}")
+    digest = hashlib.sha256("\x1f".join((scope, *parts)).encode("utf-8")).digest()[:16]
     return uuid.UUID(bytes=digest, version=4).urn
+
+
+#: The prefix of every Organization ID the sandbox derives.
+SANDBOX_ORGANIZATION_PREFIX = "urn:mwp-local:organization:"
+
+
+def sandbox_organization_id(seed: int, mission: str | None = None, content_hash: str = "") -> str:
+    """The Organization ID of a sandbox of ``seed`` running ``mission`` (its name) whose mission
+    file content hashes to ``content_hash``: ``urn:mwp-local:organization:<name>-<16 hex>``, the
+    hex from SHA-256 over seed, name and hash. Without a mission (``mwp-local init``) the ID is
+    ``urn:mwp-local:organization:seed-<seed>``: that sandbox's history is whatever is later
+    submitted to it, so its identity is its keys, which the seed alone decides."""
+    if mission is None:
+        return f"{SANDBOX_ORGANIZATION_PREFIX}seed-{seed}"
+    digest = hashlib.sha256(
+        "\x1f".join(("mwp-local organization", str(seed), mission, content_hash)).encode()
+    ).hexdigest()[:16]
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "-._") else "-" for c in mission)
+    return f"{SANDBOX_ORGANIZATION_PREFIX}{name or 'mission'}-{digest}"

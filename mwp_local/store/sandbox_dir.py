@@ -62,13 +62,18 @@ def init_directory(
     agents: Mapping[str, Mapping[str, Any]] | None = None,
     humans: tuple[str, ...] = DEFAULT_HUMANS,
     sql_external_access: bool = False,
+    organization_id: str | None = None,
 ) -> GroupLog:
     """Create a sandbox directory and bootstrap its Organization into a new Group log (whose
-    queries may read files outside the directory only with ``sql_external_access``)."""
+    queries may read files outside the directory only with ``sql_external_access``). The
+    Organization ID defaults to the seed's (``protocol.ids.sandbox_organization_id``); a
+    Sandbox passes the one its seed and mission derive."""
     path.mkdir(parents=True, exist_ok=True)
     if (path / ORGANIZATION_FILE).exists() or (path / LOG_FILE).exists():
         raise FileExistsError(f"{path} already holds a sandbox")
-    org = Organization.create(seed, humans=humans, agents=agents or DEFAULT_AGENTS)
+    org = Organization.create(
+        seed, humans=humans, agents=agents or DEFAULT_AGENTS, organization_id=organization_id
+    )
     (path / ORGANIZATION_FILE).write_text(json.dumps(organization_to_json(org), indent=2) + "\n")
     keys = path / "keys"
     keys.mkdir(exist_ok=True)

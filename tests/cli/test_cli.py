@@ -159,7 +159,7 @@ def test_verify_log_export_import_and_registry(
     capsys.readouterr()
     assert main(["registry", str(sandbox)]) == 0
     registry = json.loads(capsys.readouterr().out)
-    assert registry["organizationId"] == "urn:missionweaveprotocol:organization:sandbox"
+    assert registry["organizationId"] == "urn:mwp-local:organization:seed-5"  # the seed's own
     principals = {b["principal"]["id"].rsplit(":", 1)[-1] for b in registry["bindings"]}
     assert {"group-authority", "mission-owner", "coordinator", "worker-1"} <= principals
 

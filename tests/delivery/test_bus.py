@@ -59,7 +59,12 @@ def _bus(finished: Finished, config: DeliveryConfig, seed: int = 1) -> DeliveryB
     def snapshot(group: str, events: Sequence[dict[str, Any]], at: str) -> SnapshotBundle:
         return build_snapshot(finished.org, group, events, at, online_window=8)
 
-    return DeliveryBus(config, seed=seed, make_snapshot=snapshot)
+    return DeliveryBus(
+        config,
+        seed=seed,
+        organization_id=finished.org.organization_id,
+        make_snapshot=snapshot,
+    )
 
 
 def _receiver(finished: Finished, name: str = "dev") -> BusClient:
@@ -109,7 +114,7 @@ def test_duplicates_reordering_delays_and_drops_are_absorbed_by_the_receiver(
 def test_the_durable_cursor_never_moves_over_a_gap(finished: Finished) -> None:
     client = _receiver(finished)
     group_events = [e for e in finished.events if e.get("groupId")]
-    ids = frames.FrameIds("test")
+    ids = frames.FrameIds(finished.org.organization_id, "test")
     first, second, third, fourth, fifth = group_events[:5]
     org = [e for e in finished.events if not e.get("groupId")]
     for e in org:
@@ -327,7 +332,7 @@ def test_the_same_seed_gives_the_same_faults_and_another_seed_others(finished: F
 def test_frames_from_the_builders_are_valid_against_the_official_schema(
     finished: Finished, tmp_path: Path
 ) -> None:
-    ids = frames.FrameIds("schema")
+    ids = frames.FrameIds(finished.org.organization_id, "schema")
     at = "2026-07-15T09:00:00Z"
     built = [
         frames.subscribe(ids.next(), "urn:mwp-local:subscription:x", {"urn:mwp-local:group:a": 0}),
@@ -348,7 +353,7 @@ def test_frames_from_the_builders_are_valid_against_the_official_schema(
 def test_an_event_frame_is_checked_in_full_even_when_its_event_was_seen(
     finished: Finished,
 ) -> None:
-    ids = frames.FrameIds("schema-event")
+    ids = frames.FrameIds(finished.org.organization_id, "schema-event")
     event = finished.events[-1]
     for _ in range(3):  # one Event, many subscribers: the same verdict each time
         frames.check(frames.event(ids.next(), event))
