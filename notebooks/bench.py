@@ -21,6 +21,7 @@ from mwp_local.authority import Accepted, AuthorityConfig
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
 from mwp_local.render.html import STYLE, rejection_html
+from mwp_local.protocol.ids import derived_uuid
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
 from mwp_local.store.sandbox_dir import init_directory
 
@@ -126,7 +127,8 @@ class Bench:
             mission = state.missions[state.groups[group].mission_id]
             if member.id == mission.coordinator_agent_id:
                 fields["coordinator_epoch"] = mission.coordinator_epoch
-        fields["action_id"] = f"urn:uuid:00000000-0000-4000-8000-{self._tick:012d}"
+        # in the Organization's scope, as every identifier the sandbox derives (§2)
+        fields["action_id"] = derived_uuid(self.org.organization_id, "bench", str(self._tick))
         fields.update(over)
         return self.org.command(member, kind, payload, **fields)
 

@@ -126,6 +126,38 @@ notebook("02_work_contracts_and_state_machine.ipynb", [
          "         {'workItemId': B, 'ownershipEpoch': 1})"),
     md("The Mission's WorkItem DAG, coloured by state:"),
     code("from mwp_local.notebook.graphs import MissionGraph\nMissionGraph(b)"),
+    md("## The Group's own table: archival (§7.4, §15.2)\n\nA Group has a state machine too "
+       "(`mwp_local/protocol/tables/group.py`). `ext.missionweaveprotocol.core.group_archive` "
+       "closes it: only an archival service of the Organization may send it (an Agent gets "
+       "`AUTH_FORBIDDEN`), only once the Mission has ended (else `INVALID_STATE_TRANSITION`), "
+       "and with a signed, final Group Snapshot linked to the history it closes: every Event ID "
+       "in order, the hash of the final state, the policy log."),
+    code("import json\n"
+         "\n"
+         "from mwp_local.authority.archive import unsigned_snapshot\n"
+         "\n"
+         "ARCHIVE = 'ext.missionweaveprotocol.core.group_archive'\n"
+         "\n"
+         "\n"
+         "def final_snapshot():\n"
+         "    plane = b.org.control_plane\n"
+         "    ids = [e['eventId'] for e in (json.loads(r.document) for r in b.log.store.events())\n"
+         "           if e.get('groupId') == bench.GROUP]\n"
+         "    doc = unsigned_snapshot(b.state, bench.GROUP, ids, organization_id=b.org.organization_id,\n"
+         "                            created_by=plane.actor, created_at=b.now().text)\n"
+         "    return b.org.sign('group-snapshot', plane, doc)\n"
+         "\n"
+         "\n"
+         "b.refuse('§7.4', 'AUTH_FORBIDDEN', 'coordinator', ARCHIVE, {'snapshot': final_snapshot()})"),
+    code("b.refuse('§7.4', 'INVALID_STATE_TRANSITION', 'control-plane', ARCHIVE,\n"
+         "         {'snapshot': final_snapshot()})"),
+    md("Once the MissionOwner ends the Mission, the archival service archives the Group, and "
+       "an archived Group accepts no Command at all: `archived` is terminal."),
+    code("b.ok('mission-owner', 'mission.cancel', {'reason': 'the bench is done'})\n"
+         "b.accept('§7.4', 'control-plane', ARCHIVE, {'snapshot': final_snapshot()})"),
+    code("print(b.state.groups[bench.GROUP].state)\n"
+         "b.refuse('§7.4', 'INVALID_STATE_TRANSITION', 'mission-owner', 'mission.cancel',\n"
+         "         {'reason': 'once more'})"),
     *COVERAGE,
 ])  # fmt: skip
 
@@ -176,6 +208,15 @@ notebook("03_offers_ownership_and_leases.ipynb", [
          "b.refuse('MWP-WRK-013', 'WORK_LEASE_EXPIRED', 'worker-b',\n"
          "         'ext.missionweaveprotocol.core.work_execution_lease_renew', first)"),
     code("b.accept('MWP-WRK-013', 'worker-b', 'ext.missionweaveprotocol.core.work_execution_lease_renew', second)"),
+    md("The renewal's kind is the reference implementation's name, "
+       "`ext.missionweaveprotocol.core.work_execution_lease_renew` (§15.2), so a reference "
+       "Worker talks to this Authority unchanged. The name this sandbox used before, "
+       "`…execution_lease_renew`, is no kind of the core: it is refused with `INVALID_COMMAND`, "
+       "and the explanation names the kind to use. Kinds the sandbox invents (`lease_expired`, "
+       "`knowledge_*`) live in its own namespace, `ext.mwp-local.sandbox.*`, declared by its "
+       "Extension Profile (§18)."),
+    code("b.refuse('MWP-WRK-013', 'INVALID_COMMAND', 'worker-b',\n"
+         "         'ext.missionweaveprotocol.core.execution_lease_renew', second)"),
     md("## MWP-WRK-016: progress is structured, percentages carry no authority\n\nA renewal "
        "may carry a progress report with exactly six members: current phase, completed "
        "milestones, next checkpoint, blockers, revised estimate, Evidence references. A report "
@@ -1020,6 +1061,22 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "truth = db.projections(replay(run.log.org, run.log.store))\n"
          "assert all(db.projections(r.replica) == truth for r in run.runtimes)\n"
          "run"),
+    md("## One Organization per sandbox: no Event ID names two Events\n\nA recipient "
+       "deduplicates by Event ID (**MWP-WRK-029**), and an analyst may merge the logs of several "
+       "sandboxes. So each sandbox is its own Organization, its ID derived from the seed and the "
+       "mission (its name and content hash), and every identifier it derives (Event, offer, "
+       "Action, frame IDs) is scoped by it (§2). The same mission under another seed fills the "
+       "same Group at the same sequences, and shares no Event ID with the first run."),
+    code("other = Sandbox(Path(tempfile.mkdtemp()) / 'other', MISSIONS / 'learn.toml', seed=2)\n"
+         "other.run(max_steps=25)\n"
+         "other_events = [parse_strict(e.document) for e in other.log.store.events()]\n"
+         "print(sb.organization_id, other.organization_id, sep='\\n')\n"
+         "places = {(e.get('groupId'), e.get('sequence')) for e in events}\n"
+         "same_places = places & {(e.get('groupId'), e.get('sequence')) for e in other_events}\n"
+         "shared = {e['eventId'] for e in events} & {e['eventId'] for e in other_events}\n"
+         "assert same_places and not shared\n"
+         "show('MWP-WRK-029', 'accepted', f'{len(same_places)} positions in both logs, no Event ID '\n"
+         "     'in common: a recipient of both runs drops none of their Events as a duplicate')"),
     *COVERAGE,
 ])  # fmt: skip
 
