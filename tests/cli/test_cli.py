@@ -64,6 +64,20 @@ def _sign(
     return signed
 
 
+def test_init_names_the_organization_it_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = tmp_path / "acme"
+    org = "urn:example:organization:acme"
+    assert main(["init", str(directory), "--organization", org, "--now", NOW]) == 0
+    assert org in capsys.readouterr().out
+    assert load_organization(directory).organization_id == org
+    with pytest.raises(SystemExit):  # argparse refuses it before anything is written
+        main(["init", str(tmp_path / "bad"), "--organization", "acme corp", "--now", NOW])
+    assert "not an identifier" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
 def test_conformance_reports_every_bundle_in_full(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conformance", "--root", str(PROTOCOL_ROOT)]) == 0
     assert capsys.readouterr().out.splitlines() == [
