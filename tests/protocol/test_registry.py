@@ -11,6 +11,7 @@ import pytest
 from mwp_local.protocol import ed25519
 from mwp_local.protocol.b64 import b64url_encode
 from mwp_local.protocol.errors import ErrorCode, ProtocolError
+from mwp_local.protocol.ids import sandbox_organization_id
 from mwp_local.protocol.registry import (
     KeyBinding,
     KeyInterval,
@@ -24,7 +25,7 @@ from mwp_local.protocol.timestamps import parse_timestamp
 from ..conftest import PROTOCOL_ROOT
 
 KEYS = PROTOCOL_ROOT / "cryptography" / "keys"
-ORG = "urn:missionweaveprotocol:organization:sandbox"
+ORG = sandbox_organization_id(0)  # a sandbox without a mission, seed 0
 ALICE = Principal(type="agent", id="urn:missionweaveprotocol:agent:alice")
 BOB = Principal(type="agent", id="urn:missionweaveprotocol:agent:bob")
 

@@ -12,6 +12,7 @@ from mwp_local.protocol import ed25519
 from mwp_local.protocol.b64 import b64url_decode, b64url_encode
 from mwp_local.protocol.errors import ErrorCode, ProtocolError
 from mwp_local.protocol.hashing import sha256_id
+from mwp_local.protocol.ids import sandbox_organization_id
 from mwp_local.protocol.registry import KeyBinding, Principal, Registry
 from mwp_local.protocol.signing import (
     PROFILES,
@@ -31,7 +32,7 @@ from mwp_local.protocol.timestamps import parse_timestamp
 from ..conftest import PROTOCOL_ROOT
 
 CRYPTO = PROTOCOL_ROOT / "cryptography"
-ORG = "urn:missionweaveprotocol:organization:sandbox"
+ORG = sandbox_organization_id(0)  # a sandbox without a mission, seed 0
 SANDBOX_SERVICE = Principal(type="service", id="urn:missionweaveprotocol:service:sandbox-registry")
 
 
