@@ -110,7 +110,7 @@ def main(directory: Path) -> int:
             "producer": {"agentId": worker.member.id, "agentCardVersion": agent.card_version,
                          "capabilities": [{"id": c, "version": v} for c, v in agent.capabilities]},
             "missionId": MISSION, "groupId": GROUP, "workItemId": wid,
-            "sourceArtifactHashes": list(state.artifacts)[:1], "toolVersions": [],
+            "sourceArtifactHashes": list(state.artifact_ids)[:1], "toolVersions": [],
             "modelVersions": [], "classification": "internal", "createdAt": now().text,
         })
         show(f"{worker.member.id.rsplit(':', 1)[-1]} publishes an Artifact",

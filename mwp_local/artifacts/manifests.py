@@ -171,4 +171,6 @@ def read_artifact(
     ``ArtifactIntegrityError`` when the stored content does not verify.
     """
     artifact_access(state, principal_id, artifact_hash)
-    return fetch_artifact(blobs, state.artifacts[artifact_hash])
+    manifest = state.manifest_of(artifact_hash)
+    assert manifest is not None  # the gate refuses unknown content
+    return fetch_artifact(blobs, manifest)

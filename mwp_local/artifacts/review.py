@@ -489,7 +489,8 @@ def review_submission(
 ) -> ReviewRecord:
     """Review a submitted WorkItem in the order of §13.2 and return the retained record.
 
-    ``manifests`` maps content hash → manifest (``AuthorityState.artifacts``); ``reviewer`` is
+    ``manifests`` maps content hash → the manifest published for this WorkItem
+    (``AuthorityState.item_manifests``); ``reviewer`` is
     the reviewing Coordinator, who signs the review's Evidence; ``reviewer_evidence`` are signed
     ``reviewer_assessment`` documents from reviewer Agents. With ``accept_submitted`` the Worker's
     own verified Evidence may satisfy deterministic kinds (e.g. a signed CI report); by default

@@ -121,15 +121,22 @@ def artifact_access(state: AuthorityState, principal_id: str, artifact_hash: str
     Returns the basis of the grant, or raises ``ProtocolError(AUTH_FORBIDDEN)``; the refusal is
     the same whether the Artifact exists elsewhere or not at all.
     """
-    manifest = state.artifacts.get(artifact_hash)
-    if manifest is not None:
-        source = state.memberships.get((manifest["groupId"], principal_id))
-        if source is not None and _live(source) and _scope_covers_artifact(state, source, manifest):
-            return ArtifactAccess(
-                artifact_hash=artifact_hash,
-                basis=AccessBasis.MEMBER,
-                via_group_id=manifest["groupId"],
-            )
+    manifests = state.manifests_of(artifact_hash)
+    if manifests:
+        # The same content may back several manifests (in several Groups): a Membership
+        # covering any of them covers the content.
+        for manifest in manifests:
+            source = state.memberships.get((manifest["groupId"], principal_id))
+            if (
+                source is not None
+                and _live(source)
+                and _scope_covers_artifact(state, source, manifest)
+            ):
+                return ArtifactAccess(
+                    artifact_hash=artifact_hash,
+                    basis=AccessBasis.MEMBER,
+                    via_group_id=manifest["groupId"],
+                )
         mine = _memberships_of(state, principal_id)
         for mem in mine:
             grant = state.meta.get(forward_key(mem.group_id, artifact_hash))
@@ -161,11 +168,11 @@ def artifact_access(state: AuthorityState, principal_id: str, artifact_hash: str
 def group_may_use(state: AuthorityState, group_id: str, artifact_hash: str) -> bool:
     """Whether an Artifact may appear in ``group_id``'s context: its own, forwarded to it, or
     Organization knowledge."""
-    manifest = state.artifacts.get(artifact_hash)
-    if manifest is None:
+    manifests = state.manifests_of(artifact_hash)
+    if not manifests:
         return False
     return (
-        manifest["groupId"] == group_id
+        any(m["groupId"] == group_id for m in manifests)
         or forward_key(group_id, artifact_hash) in state.meta
         or knowledge_key(artifact_hash) in state.meta
     )

@@ -43,6 +43,7 @@ TABLES: tuple[str, ...] = (
     "receipts",
     "proposals",
     "artifacts",
+    "artifact_ids",
     "messages",
     "grants",
     "meta",
@@ -66,7 +67,12 @@ class AuthorityState:
     budgets: dict[tuple[str, str], BudgetLedger] = field(default_factory=dict)
     receipts: dict[tuple[str, str], ReceiptRecord] = field(default_factory=dict)
     proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Artifact ID → its signed manifest. Content addressing names the *content* (§13.1): the
+    #: same bytes may back several manifests (two WorkItems that produced identical output),
+    #: each its own Artifact over one blob.
     artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Content hash → the IDs of the Artifacts over that content, in publication order.
+    artifact_ids: dict[str, tuple[str, ...]] = field(default_factory=dict)
     messages: dict[str, dict[str, Any]] = field(default_factory=dict)
     grants: dict[str, dict[str, Any]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
@@ -163,6 +169,44 @@ class AuthorityState:
         return touched
 
     # ------------------------------------------------------------------ reads
+
+    def has_content(self, content_hash: str) -> bool:
+        """Whether some published Artifact has this content hash."""
+        return content_hash in self.artifact_ids
+
+    def manifests_of(self, content_hash: str) -> list[dict[str, Any]]:
+        """Every published manifest over ``content_hash``, in publication order."""
+        return [self.artifacts[a] for a in self.artifact_ids.get(content_hash, ())]
+
+    def manifest_of(
+        self,
+        content_hash: str,
+        *,
+        work_item_id: str | None = None,
+        group_id: str | None = None,
+        mission_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """The first manifest over ``content_hash`` published for the WorkItem, Group and
+        Mission given (each ``None``: any), or None."""
+        for manifest in self.manifests_of(content_hash):
+            if work_item_id is not None and manifest["workItemId"] != work_item_id:
+                continue
+            if group_id is not None and manifest["groupId"] != group_id:
+                continue
+            if mission_id is not None and manifest["missionId"] != mission_id:
+                continue
+            return manifest
+        return None
+
+    def item_manifests(self, work_item_id: str) -> dict[str, dict[str, Any]]:
+        """Content hash → the manifest published for ``work_item_id`` (what its reviews read)."""
+        item = self.work_items[work_item_id]
+        out = {}
+        for h in item.artifact_hashes:
+            manifest = self.manifest_of(h, work_item_id=work_item_id)
+            if manifest is not None:
+                out[h] = manifest
+        return out
 
     def work_item_document(self, work_item_id: str) -> dict[str, Any]:
         """The wire WorkItem document (``work-item.schema.json``) of the current state."""

@@ -345,7 +345,9 @@ def _late_result(sb: Sandbox, rec: Recorder, docs: list[dict[str, Any]]) -> None
 def _knowledge(sb: Sandbox, rec: Recorder) -> None:
     """The Organization publishes a reviewed, internal Artifact as reusable knowledge."""
     state = sb.log.state
-    for manifest in sorted(state.artifacts.values(), key=lambda m: m["contentHash"]):
+    for manifest in sorted(
+        state.artifacts.values(), key=lambda m: (m["contentHash"], m["artifactId"])
+    ):
         item = state.work_items.get(manifest.get("workItemId", ""))
         if item is None or str(item.state) != "verified":
             continue

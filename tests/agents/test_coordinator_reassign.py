@@ -136,7 +136,8 @@ def test_an_owner_that_stops_renewing_is_replaced_and_its_late_result_is_only_au
     final = item(sandbox, "a")
     assert str(final.state) == "verified" and final.owner["agentId"] == agent_id("w2")  # type: ignore[index]
     producers = {
-        sandbox.log.state.artifacts[h]["producer"]["agentId"] for h in final.submitted_artifacts
+        sandbox.log.state.item_manifests(final.work_item_id)[h]["producer"]["agentId"]
+        for h in final.submitted_artifacts
     }
     assert producers == {agent_id("w2")}
 

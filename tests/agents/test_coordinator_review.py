@@ -109,7 +109,7 @@ def test_a_semantic_criterion_is_accepted_only_with_the_named_reviewers_assessme
     assert {o.agent_id for o in offers} == {agent_id("rev")}
     assert a.owner is not None and a.owner["agentId"] != agent_id("rev")
     # its deliverable is the reviewer's signed assessment, read back through verified content
-    manifest = sandbox.log.state.artifacts[review.submitted_artifacts[0]]
+    manifest = sandbox.log.state.item_manifests(review.work_item_id)[review.submitted_artifacts[0]]
     assert (
         manifest["schemaUri"] == ASSESSMENT_SCHEMA and manifest["mediaType"] == "application/json"
     )

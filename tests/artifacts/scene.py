@@ -95,6 +95,7 @@ class Scene:
         classification: str = "internal",
         media_type: str = MEDIA,
         schema: str = SCHEMA,
+        artifact_id: str | None = None,
     ) -> dict[str, Any]:
         item = self.item(wid)
         ref = self.blobs.put(content)
@@ -114,6 +115,7 @@ class Scene:
             sources=sources,
             tools=(ToolVersionRef(name="ruff", version="0.6.0"),),
             models=(ModelVersionRef(provider="sandbox", model="scripted", version="1"),),
+            artifact_id=artifact_id,
         )
 
     def publish(

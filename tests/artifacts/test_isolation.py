@@ -181,7 +181,7 @@ def test_reusable_knowledge_is_approved_classified_and_provenance_bearing(scene:
     scene.submit(WA)
     reviewed = review_submission(
         scene.item(WA),
-        manifests=scene.w.state.artifacts,
+        manifests=scene.w.state.item_manifests(WA),
         source=scene.blobs,
         reviewer=scene.w.org.get("coordinator"),
         registry=scene.w.state.registry,
@@ -210,7 +210,7 @@ def test_confidential_content_does_not_become_organization_knowledge(scene: Scen
     scene.submit(WA)
     reviewed = review_submission(
         scene.item(WA),
-        manifests=scene.w.state.artifacts,
+        manifests=scene.w.state.item_manifests(WA),
         source=scene.blobs,
         reviewer=scene.w.org.get("coordinator"),
         registry=scene.w.state.registry,

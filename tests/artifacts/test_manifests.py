@@ -60,7 +60,8 @@ def test_publication_citing_the_current_lease_keeps_content_out_of_the_log(
     wid = "urn:mwp-local:work:m2"
     logged.to_active(wid)
     manifest = logged.publish(wid, CONTENT)
-    assert logged.w.state.artifacts[manifest["contentHash"]] == manifest
+    assert logged.w.state.artifacts[manifest["artifactId"]] == manifest
+    assert logged.w.state.manifests_of(manifest["contentHash"]) == [manifest]
     (event,) = [e for e in logged.w.events if e["kind"] == "artifact.published"]
     assert event["payload"]["leaseId"] == logged.item(wid).execution_lease_id
     stored = [r.document for r in logged.w.log.store.events()]
@@ -160,3 +161,42 @@ def test_fetch_refuses_a_size_other_than_the_manifest_declares(scene: Scene) -> 
         fetch_artifact(scene.blobs, dict(manifest, sizeBytes=len(CONTENT) + 1))
     assert caught.value.reason == "size-mismatch"
     assert manifest["artifactId"] in caught.value.explanation
+
+
+@pytest.mark.req("MWP-WRK-023", "MWP-WRK-024")
+def test_identical_bytes_from_two_work_items_are_two_manifests_over_one_blob(
+    logged: Scene,
+) -> None:
+    first, second = "urn:mwp-local:work:same-1", "urn:mwp-local:work:same-2"
+    logged.to_active(first)
+    logged.to_active(second, agent="worker-b")
+    a = logged.publish(first, CONTENT)
+    b = logged.publish(second, CONTENT, agent="worker-b")
+    assert a["contentHash"] == b["contentHash"] and a["artifactId"] != b["artifactId"]
+    state = logged.w.state
+    assert state.manifests_of(a["contentHash"]) == [a, b]
+    assert state.manifest_of(a["contentHash"], work_item_id=second) == b
+    assert len([r for r in logged.blobs.refs() if r.sha256 == a["contentHash"]]) == 1
+    # each WorkItem submits its own manifest; the review reads that one
+    logged.submit(first)
+    logged.submit(second, agent="worker-b")
+    assert state.item_manifests(second) == {b["contentHash"]: b}
+    assert state.work_items[second].submitted_artifacts == (b["contentHash"],)
+
+
+@pytest.mark.req("MWP-WRK-023")
+def test_a_second_manifest_with_an_artifact_id_already_published_is_refused(
+    logged: Scene,
+) -> None:
+    first, second = "urn:mwp-local:work:id-1", "urn:mwp-local:work:id-2"
+    logged.to_active(first)
+    logged.to_active(second)
+    a = logged.publish(first, CONTENT)
+    again = logged.manifest(second, b"other bytes", artifact_id=a["artifactId"])
+    refused = logged.refuse(
+        "INVALID_COMMAND",
+        "worker-a",
+        "artifact.publish",
+        {**logged.w.lease(second), "artifact": again},
+    )
+    assert a["artifactId"] in refused.error.explanation

@@ -72,7 +72,7 @@ def _review(scene: Scene, log: list[str], reviewer: str = "coordinator", **kw: A
     kw.setdefault("checks", _checks(log))
     return review_submission(
         scene.item(WID),
-        manifests=scene.w.state.artifacts,
+        manifests=scene.w.state.item_manifests(WID),
         source=Spy(scene, log),
         reviewer=scene.w.org.get(reviewer),
         registry=scene.w.state.registry,

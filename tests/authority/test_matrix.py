@@ -369,7 +369,7 @@ MISSION_ATTEMPTS: dict[
     MT.SUBMIT_FOR_APPROVAL: (
         "coordinator",
         "mission.submit_for_approval",
-        lambda w: {"artifactHashes": [next(iter(w.state.artifacts), "sha256:" + "5" * 64)]},
+        lambda w: {"artifactHashes": [next(iter(w.state.artifact_ids), "sha256:" + "5" * 64)]},
         lambda w: {},
     ),
     MT.REQUEST_CHANGES: (

@@ -4,6 +4,7 @@ other; a bug in it surfaces in the caller instead of being hidden."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -82,18 +83,28 @@ def test_a_work_function_must_return_bytes_or_text(tmp_path: Path) -> None:
         sandbox.run()
 
 
-def test_identical_deliverables_for_two_work_items_are_refused_with_advice(
+@pytest.mark.req("MWP-WRK-023", "MWP-WRK-024")
+def test_identical_deliverables_of_two_work_items_are_two_manifests_over_one_blob(
     tmp_path: Path,
 ) -> None:
-    # A function that ignores which WorkItem it works on returns the same bytes twice; an
-    # Artifact's identity is its content hash, so the second cannot be published.
+    # A function that ignores which WorkItem it works on returns the same bytes every time:
+    # content addressing names the bytes, so they are one blob; each WorkItem publishes its
+    # own manifest (its own Artifact ID) over it, and the Mission is approved.
     def same(request: WorkRequest) -> str:
         return "# Done\n"
 
     functions = {cap: same for cap in ("mwp.software.analyse", "mwp.software.implement")}
     sandbox = Sandbox(tmp_path / "s", LEARN, worker_files=False, work_functions=functions)
-    with pytest.raises(ValueError, match=r"include request\.work_item_id"):
-        sandbox.run()
+    summary = sandbox.run()
+    assert summary.finished and set(summary.missions.values()) == {"approved"}
+    state = sandbox.log.state
+    digest = "sha256:" + hashlib.sha256(b"# Done\n").hexdigest()
+    manifests = state.manifests_of(digest)
+    items = {m["workItemId"] for m in manifests}
+    assert len(manifests) == len(items) >= 2
+    assert len({m["artifactId"] for m in manifests}) == len(manifests)
+    store = BlobStore(tmp_path / "s" / "blobs")
+    assert [r.sha256 for r in store.refs()].count(digest) == 1
 
 
 @pytest.mark.threads

@@ -125,7 +125,7 @@ def _assessments(
     if review.work_item_id not in book.assessments:
         found = []
         for h in review.submitted_artifacts:
-            manifest = view.state.artifacts.get(h, {})
+            manifest = view.state.manifest_of(h, work_item_id=review.work_item_id) or {}
             try:
                 doc = parse_strict(content.get(h, name=manifest.get("artifactId")))
             except ProtocolError:
@@ -218,10 +218,9 @@ def review(
     if content is None:
         return _review_without_content(view, item, now_us)
     producers = {item.owner["agentId"]} if item.owner else set()
+    manifests = view.state.item_manifests(item.work_item_id)
     producers |= {
-        view.state.artifacts[h]["producer"]["agentId"]
-        for h in item.submitted_artifacts
-        if h in view.state.artifacts
+        manifests[h]["producer"]["agentId"] for h in item.submitted_artifacts if h in manifests
     }
     evidence: list[dict[str, Any]] = []
     review_item = items.get(review_item_id(item.work_item_id, item.ownership_epoch))
@@ -232,7 +231,7 @@ def review(
     if record is None:
         record = review_submission(
             item,
-            manifests=view.state.artifacts,
+            manifests=manifests,
             source=content,
             reviewer=view.member,
             registry=view.state.registry,
@@ -315,7 +314,7 @@ def _review_without_content(view: View, item: WorkItemRecord, now_us: int) -> In
         {
             "step": "artifact_integrity",
             "artifact": h,
-            "ok": h in view.state.artifacts,
+            "ok": view.state.manifest_of(h, work_item_id=item.work_item_id) is not None,
             "note": "manifest present; content not re-hashed (no content source)",
         }
         for h in item.submitted_artifacts

@@ -61,8 +61,16 @@ def manifest(
     now_us: int,
     media_type: str = "text/markdown",
 ) -> dict[str, Any]:
-    """The signed Artifact manifest of a deliverable (every field of §13.1)."""
+    """The signed Artifact manifest of a deliverable (every field of §13.1).
+
+    Its ID derives from the content; when the same bytes already back another WorkItem's
+    Artifact, from the content and this WorkItem (one blob, two manifests: §13.1 names content
+    by its hash, an Artifact ID names a manifest)."""
     digest = "sha256:" + hashlib.sha256(content).hexdigest()
+    artifact_id = f"urn:mwp-local:artifact:{digest[7:39]}"
+    if view.state.has_content(digest) or artifact_id in view.state.artifacts:
+        salted = hashlib.sha256(f"{item.work_item_id}|{digest}".encode()).hexdigest()
+        artifact_id = f"urn:mwp-local:artifact:{salted[:32]}"
     agent = view.state.agents[view.me]
     sources = sorted(
         h for dep in item.dependencies for h in view.state.work_items[dep].submitted_artifacts
@@ -70,7 +78,7 @@ def manifest(
     return view.sign(
         "artifact",
         {
-            "artifactId": f"urn:mwp-local:artifact:{digest[7:39]}",
+            "artifactId": artifact_id,
             "contentHash": digest,
             "uri": f"mwp-local://blobs/{digest[7:]}",
             "sizeBytes": len(content),

@@ -158,8 +158,7 @@ def run_slot(
             )
         content = slot.deliverable
         digest = "sha256:" + hashlib.sha256(content).hexdigest()
-        earlier = view.state.artifacts.get(digest)
-        if earlier is not None and earlier.get("workItemId") == item.work_item_id:
+        if view.state.manifest_of(digest, work_item_id=item.work_item_id) is not None:
             # An earlier attempt of this WorkItem published these very bytes (its outcome may
             # never have reached this slot: a restart, a lapsed lease): the Artifact exists,
             # content-addressed, so submit it rather than publish it again (refused forever).
@@ -251,17 +250,7 @@ def produce(
                 f"the work function for {cap['id']!r} returned {type(result).__name__}; "
                 "it must return the deliverable as bytes or str"
             )
-        content = bytes(result)
-        digest = "sha256:" + hashlib.sha256(content).hexdigest()
-        earlier = view.state.artifacts.get(digest)
-        if earlier is not None and earlier.get("workItemId") != slot.work_item_id:
-            raise ValueError(
-                f"the work function for {cap['id']!r} returned, for {slot.work_item_id}, bytes "
-                f"identical to Artifact {digest} already published for {earlier['workItemId']}. "
-                "An Artifact's identity is its content hash, so each WorkItem's deliverable "
-                "must differ: include request.work_item_id and request.attempt in it"
-            )
-        return content, media
+        return bytes(result), media
     note = (
         f"# {item.contract['goal']}\n\nProduced by {view.me} for {slot.work_item_id}, "
         f"attempt {slot.attempt}.\nIdempotency key: {slot.idempotency_key}\n"

@@ -243,14 +243,16 @@ def publish(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             f"not the current {agent.card_version}"
         )
     for source in manifest["sourceArtifactHashes"]:
-        if source not in ctx.state.artifacts:
+        if not ctx.state.has_content(source):
             problems.append(f"source Artifact {source} is unknown (provenance must resolve)")
     if not problems:
         # Mission isolation (§13.3, MWP-WRK-028): a source from another Group must have been
         # forwarded here with permission or published as Organization knowledge.
         check_group_artifacts(ctx.state, item.group_id, manifest["sourceArtifactHashes"])
-    if manifest["contentHash"] in ctx.state.artifacts:
-        problems.append("an Artifact with this content hash is already published")
+    if manifest["artifactId"] in ctx.state.artifacts:
+        # The same content may back several manifests (content addressing names the bytes,
+        # §13.1); an artifactId names one manifest, once.
+        problems.append(f"an Artifact with ID {manifest['artifactId']} is already published")
     if problems:
         raise invalid("The Artifact manifest was refused: " + "; ".join(problems) + ".")
     yield Draft(
@@ -311,8 +313,7 @@ def submit(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     if not hashes or not all(is_sha256_id(h) for h in hashes):
         raise invalid("A submission names at least one Artifact by its sha256: hash.")
     for h in hashes:
-        artifact = ctx.state.artifacts.get(h)
-        if artifact is None or artifact["workItemId"] != item.work_item_id:
+        if ctx.state.manifest_of(h, work_item_id=item.work_item_id) is None:
             raise invalid(f"Artifact {h} was not published for this WorkItem.")
     evidence = _evidence(ctx, item, cmd.payload.get("evidence"), "A submission")
     covered = {c for e in evidence for c in e["criterionIds"]}

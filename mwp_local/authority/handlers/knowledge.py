@@ -50,8 +50,8 @@ _RULE_FORWARD = "§13.3 cross-Group forwarding requires permission checks and an
 
 def _artifact_of_group(ctx: Context, cmd: CommandView) -> dict[str, Any]:
     artifact_hash = payload_field(cmd, "artifactHash")
-    manifest = ctx.state.artifacts.get(artifact_hash)
-    if manifest is None or manifest["groupId"] != cmd.group_id:
+    manifest = ctx.state.manifest_of(artifact_hash, group_id=cmd.group_id)
+    if manifest is None:
         raise invalid(f"No Artifact {artifact_hash} was published in this Group.")
     return manifest
 

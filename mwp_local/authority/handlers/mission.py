@@ -381,8 +381,7 @@ def submit_for_approval(ctx: Context, cmd: CommandView) -> Generator[Draft, Any,
     if not hashes or not all(is_sha256_id(h) for h in hashes) or len(set(hashes)) != len(hashes):
         raise invalid("artifactHashes must be a non-empty list of distinct sha256: hashes.")
     for h in hashes:
-        artifact = ctx.state.artifacts.get(h)
-        if artifact is None or artifact["missionId"] != mission.mission_id:
+        if ctx.state.manifest_of(h, mission_id=mission.mission_id) is None:
             raise invalid(f"Artifact {h} was not published in this Mission.")
     unfinished, any_verified = unfinished_work(ctx, mission)
     if unfinished or not any_verified:

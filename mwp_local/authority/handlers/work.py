@@ -113,7 +113,7 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     proposal_id = cmd.payload.get("proposalId")
     contract = complete_contract(cmd.payload.get("contract"))
     for h in contract["inputArtifacts"]:
-        if h not in ctx.state.artifacts:
+        if not ctx.state.has_content(h):
             raise invalid(f"Input Artifact {h} is unknown (provenance must resolve).")
     check_group_artifacts(ctx.state, mission.group_id, contract["inputArtifacts"])
     for dep in contract["dependencyWorkItemIds"]:

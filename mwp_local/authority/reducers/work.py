@@ -248,7 +248,9 @@ def _unblocked(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None
 @reducer(E.ARTIFACT_PUBLISHED)
 def _artifact(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     manifest = event["payload"]["artifact"]
-    state.put("artifacts", manifest["contentHash"], manifest)
+    state.put("artifacts", manifest["artifactId"], manifest)
+    ids = state.artifact_ids.get(manifest["contentHash"], ())
+    state.put("artifact_ids", manifest["contentHash"], (*ids, manifest["artifactId"]))
     item = item_of(state, event)
     update(
         state,
