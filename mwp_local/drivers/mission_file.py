@@ -7,15 +7,18 @@ replace a failed Coordinator) and which faults happen when (a Worker pauses or c
 Coordinator stops renewing its lease). The agents decide *how*; the log records what happened.
 See ``sample_missions/*.toml`` for annotated examples.
 
-Checks made here give a mission author a precise message instead of a stuck run: unknown
-dependencies, dependency cycles (§10.4), unknown Agents, child budgets larger than their parent
-WorkItem's (§14). A WorkItem table with ``count = n`` stands for ``n`` WorkItems ``id-1`` …
+Checks made here give a mission author a precise message instead of a stuck run, each naming
+its place and, where one is close, the fix: unknown keys and tables (``mission_keys`` holds
+every key), unknown dependencies, dependency cycles (§10.4), unknown Agents, a capability no
+Agent but the Coordinator offers, a Mission without WorkItems, child budgets larger than their
+parent WorkItem's (§14). A WorkItem table with ``count = n`` stands for ``n`` WorkItems ``id-1`` …
 ``id-n``; in its text fields ``{n}`` is the index, and a dependency ``"name-*"`` means every
 WorkItem of family ``name``. It must not decide protocol questions.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -28,32 +31,48 @@ from typing import Any
 from ..agents.dag import find_cycle
 from ..agents.specs import AgentSpec, Behaviour, FaultSpec, MissionFile, MissionSpec, WorkSpec
 from ..delivery.config import DeliveryConfigError, parse_delivery
+from ..protocol.errors import ProtocolError
 from ..protocol.ids import is_protocol_id
 from ..protocol.timestamps import parse_timestamp
+from .mission_keys import BUDGET_DIMENSIONS, suggestion, unknown_keys
 
 _DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 #: The capability a WorkItem promoted to a child Mission requires when it names none.
 COORDINATION_CAPABILITY = ("mwp.coordination", "1.0.0")
 APPROVAL_SCRIPTS = ("approve", "request_changes_once", "cancel")
-#: The budget dimensions a mission file may limit (the six of §12).
-BUDGET_DIMENSIONS = (
-    "financial",
-    "model_tokens",
-    "tool_calls",
-    "compute_seconds",
-    "wall_clock_seconds",
-    "side_effects",
-)
 _CHOICES = {
     "urgency": ("routine", "normal", "high", "critical"),
     "risk": ("none", "reversible", "external", "high_risk", "destructive"),
     "approval": ("not_required", "policy_required", "human_required"),
 }
 FAULT_KINDS = ("pause", "crash")
+CHILD_FAILURE_POLICIES = ("block", "fail")
 
 
 class MissionFileError(ValueError):
     """A mission file that cannot be understood, with the place and the reason."""
+
+
+def _strict(raw: Any, path: str, where: str) -> dict[str, Any]:
+    """``raw`` as a table of ``path``, refusing any key that table does not have."""
+    if not isinstance(raw, dict):
+        raise MissionFileError(f"{where}: must be a table, not {type(raw).__name__}")
+    problems = unknown_keys(raw, path)
+    if problems:
+        raise MissionFileError(f"{where}: " + "; ".join(problems))
+    return raw
+
+
+def _tables(raw: dict[str, Any], key: str, where: str) -> list[Any]:
+    """The array of tables ``raw[key]`` (``[[key]]``), or none."""
+    value = raw.get(key, [])
+    if isinstance(value, dict):
+        raise MissionFileError(
+            f"{where}: '{key}' must be an array of tables: write [[{key}]], not [{key}]"
+        )
+    if not isinstance(value, list):
+        raise MissionFileError(f"{where}: '{key}' must be an array of tables")
+    return value
 
 
 def duration_seconds(value: Any, where: str) -> int:
@@ -90,7 +109,14 @@ def _budget(raw: Any, default: dict[str, float], where: str) -> dict[str, float]
         raise MissionFileError(f"{where}: 'budget' must be a table")
     unknown = sorted(set(table) - set(BUDGET_DIMENSIONS))
     if unknown:
-        raise MissionFileError(f"{where}: unknown budget dimensions {unknown}")
+        raise MissionFileError(
+            f"{where}: unknown budget dimensions {unknown}"
+            + suggestion(unknown[0], BUDGET_DIMENSIONS)
+            + f"; the six of §12 are {', '.join(BUDGET_DIMENSIONS)}"
+        )
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise MissionFileError(f"{where}: budget '{key}' must be a non-negative number")
     return {k: float(v) for k, v in table.items()}
 
 
@@ -126,31 +152,47 @@ def _resolve(names: Iterable[str], ids: list[str], where: str) -> tuple[str, ...
                 raise MissionFileError(f"{where}: no WorkItems match '{name}'")
             out += family
         elif name not in ids:
-            raise MissionFileError(f"{where}: unknown '{name}'")
+            raise MissionFileError(
+                f"{where}: unknown WorkItem '{name}'{suggestion(name, ids)}; this Mission's "
+                f"WorkItems are {', '.join(ids)}"
+            )
         else:
             out.append(name)
     return tuple(dict.fromkeys(out))
 
 
+def _names(raw: dict[str, Any], key: str, where: str) -> list[str]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise MissionFileError(f"{where}: '{key}' must be a list of WorkItem ids")
+    return value
+
+
 def _work(raw: dict[str, Any], where: str, agents: set[str], ids: list[str]) -> WorkSpec:
     wid = _get(raw, "id", where)
     w = f"{where} work '{wid}'"
+    _strict(raw, "missions.work", w)
     child_raw = raw.get("child")
     cap_text = raw.get("capability")
     if cap_text is None and child_raw is None:
         raise MissionFileError(f"{w}: 'capability' is required")
     for key, allowed in _CHOICES.items():
         if key in raw and raw[key] not in allowed:
-            raise MissionFileError(f"{w}: {key} must be one of {', '.join(allowed)}")
+            raise MissionFileError(
+                f"{w}: {key} must be one of {', '.join(allowed)}"
+                + suggestion(str(raw[key]), allowed)
+            )
     reviewer = raw.get("reviewed_by")
     if reviewer is not None and reviewer not in agents:
-        raise MissionFileError(f"{w}: reviewer '{reviewer}' is not an Agent")
+        raise MissionFileError(
+            f"{w}: reviewer '{reviewer}' is not an Agent{suggestion(reviewer, agents)}"
+        )
     return WorkSpec(
         id=wid,
         goal=_get(raw, "goal", w),
         capability=capability(cap_text, w) if cap_text else COORDINATION_CAPABILITY,
-        depends_on=_resolve(raw.get("depends_on", ()), ids, w),
-        discovered_after=_resolve(raw.get("discovered_after", ()), ids, w),
+        depends_on=_resolve(_names(raw, "depends_on", w), ids, w),
+        discovered_after=_resolve(_names(raw, "discovered_after", w), ids, w),
         duration_s=duration_seconds(raw.get("duration", "10m"), w),
         urgency=raw.get("urgency", "normal"),
         budget=_budget(raw.get("budget"), {"financial": 10}, w),
@@ -175,10 +217,20 @@ def _mission(
     out: list[MissionSpec],
 ) -> MissionSpec:
     """Build one Mission (and, depth first, its child Missions, appended to ``out``)."""
+    _strict(m, "missions" if parent is None else "missions.work.child", where)
     mid = _get(m, "id", where)
-    raw_works = [
-        x for i, w in enumerate(m.get("work", [])) for x in _expand(w, f"{where} work {i}")
-    ]
+    works_raw = _tables(m, "work", f"mission '{mid}'")
+    if not works_raw:
+        header = "[[missions.work]]" if parent is None else "[[missions.work.child.work]]"
+        raise MissionFileError(
+            f"mission '{mid}': it has no WorkItems; add at least one {header} table "
+            "(a Mission with nothing to do would never finish)"
+        )
+    raw_works = []
+    for i, w in enumerate(works_raw):
+        if not isinstance(w, dict):
+            raise MissionFileError(f"mission '{mid}' work {i}: must be a table")
+        raw_works += _expand(w, f"mission '{mid}' work {i}")
     ids = [_get(w, "id", f"mission '{mid}'") for w in raw_works]
     duplicate = sorted({i for i in ids if ids.count(i) > 1})
     if duplicate:
@@ -192,13 +244,26 @@ def _mission(
         )
     coordinator = _get(m, "coordinator", where)
     if coordinator not in agents:
-        raise MissionFileError(f"{where}: coordinator '{coordinator}' is not an Agent")
+        raise MissionFileError(
+            f"{where}: coordinator '{coordinator}' is not an Agent{suggestion(coordinator, agents)}"
+        )
     standby = m.get("standby_coordinator")
     if standby is not None and standby not in agents:
-        raise MissionFileError(f"{where}: standby_coordinator '{standby}' is not an Agent")
+        raise MissionFileError(
+            f"{where}: standby_coordinator '{standby}' is not an Agent"
+            + suggestion(standby, agents)
+        )
     approval = m.get("approval", "approve")
     if approval not in APPROVAL_SCRIPTS:
-        raise MissionFileError(f"{where}: approval must be one of {', '.join(APPROVAL_SCRIPTS)}")
+        raise MissionFileError(
+            f"{where}: approval must be one of {', '.join(APPROVAL_SCRIPTS)}"
+            + suggestion(str(approval), APPROVAL_SCRIPTS)
+        )
+    failure_policy = m.get("child_failure_policy", "block")
+    if failure_policy not in CHILD_FAILURE_POLICIES:
+        raise MissionFileError(
+            f"{where}: child_failure_policy must be one of {', '.join(CHILD_FAILURE_POLICIES)}"
+        )
     opt = {
         key: duration_seconds(m[key], where) if key in m else None
         for key in ("coordinator_fails_after", "coordinator_returns_after", "cancel_after")
@@ -214,7 +279,7 @@ def _mission(
         approval=approval,
         starts_after_s=duration_seconds(m.get("starts_after", 0), where),
         parent=parent,
-        child_failure_policy=m.get("child_failure_policy", "block"),
+        child_failure_policy=failure_policy,
         coordinator_fails_after_s=opt["coordinator_fails_after"],
         coordinator_returns_after_s=opt["coordinator_returns_after"],
         standby_coordinator=standby,
@@ -261,7 +326,82 @@ def load(path: Path | str) -> MissionFile:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise MissionFileError(f"{path}: not valid TOML: {exc}") from None
-    return parse(raw, name=path.stem, source=str(path))
+    try:
+        return parse(raw, name=path.stem, source=str(path))
+    except MissionFileError as exc:
+        raise MissionFileError(f"{path}: {exc}") from None
+
+
+def _agent(a: Any, where: str) -> AgentSpec:
+    a = _strict(a, "agents", where)
+    name = _get(a, "name", where)
+    where = f"agents[{where[7:-1]}] '{name}'"
+    caps = a.get("capabilities", [])
+    if not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
+        raise MissionFileError(f"{where}: 'capabilities' must be a list like [\"id@1.0.0\"]")
+    behaviour = _strict(a.get("behaviour", {}), "agents.behaviour", f"{where} behaviour")
+    concurrency = a.get("max_concurrency", 1)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 0:
+        raise MissionFileError(f"{where}: 'max_concurrency' must be a non-negative integer")
+    try:
+        return AgentSpec(
+            name=name,
+            capabilities=tuple(capability(c, where) for c in caps),
+            max_concurrency=concurrency,
+            behaviour=Behaviour(**{k: float(v) for k, v in behaviour.items()}),
+        )
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, MissionFileError):
+            raise
+        raise MissionFileError(f"{where} behaviour: {exc}") from None
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(p) for p in text.split("-", 1)[0].split("+", 1)[0].split("."))
+    except ValueError:
+        return None
+
+
+def _offers(have: str, need: str) -> bool:
+    """Whether an Agent declaring version ``have`` matches a requirement of ``need`` (the same
+    major version, no lower minor or patch: what the Group Authority checks, §6.1)."""
+    mine, wanted = _version(have), _version(need)
+    return mine is not None and wanted is not None and mine[0] == wanted[0] and mine >= wanted
+
+
+def _check_capabilities(missions: list[MissionSpec], agents: list[AgentSpec]) -> None:
+    """Every WorkItem's capability is declared, at a matching version, by some Agent. (Work
+    that only its own Coordinator could do is allowed here, for a test that offers it by hand;
+    the Coordinator never offers work to itself, so a run of it stops for lack of progress and
+    says so.)"""
+    declared = sorted({c for a in agents for c, _ in a.capabilities})
+    for spec in missions:
+        for work in spec.work:
+            if work.child is not None:
+                continue  # promoted to a child Mission, never offered
+            cap, version = work.capability
+            if any(c == cap and _offers(v, version) for a in agents for c, v in a.capabilities):
+                continue
+            where = f"mission '{spec.id}' work '{work.id}'"
+            near = [
+                f"{a.name} offers {c}@{v}" for a in agents for c, v in a.capabilities if c == cap
+            ]
+            close = difflib.get_close_matches(cap, declared, n=1, cutoff=0.6)
+            if near:
+                hint = (
+                    f" ({'; '.join(near)}: an Agent must declare the same major version and no "
+                    "lower minor or patch)"
+                )
+            elif close:
+                offering = sorted(a.name for a in agents if close[0] in dict(a.capabilities))
+                hint = f" (did you mean {close[0]}, which {', '.join(offering)} offers?)"
+            else:
+                hint = ""
+            raise MissionFileError(
+                f"{where}: no Agent offers capability {cap}@{version}{hint}, so no Worker could "
+                "ever take this WorkItem; add the capability to an Agent or fix the WorkItem's"
+            )
 
 
 def content_hash(raw: dict[str, Any]) -> str:
@@ -273,22 +413,28 @@ def content_hash(raw: dict[str, Any]) -> str:
 
 def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> MissionFile:
     """Check a parsed mission file and build its specification."""
-    sandbox = raw.get("sandbox", {})
-    start = parse_timestamp(sandbox.get("start", "2026-07-15T09:00:00Z")).epoch_micros
-    agents = []
-    for i, a in enumerate(raw.get("agents", [])):
-        where = f"agents[{i}]"
-        agents.append(
-            AgentSpec(
-                name=_get(a, "name", where),
-                capabilities=tuple(capability(c, where) for c in a.get("capabilities", ())),
-                max_concurrency=int(a.get("max_concurrency", 1)),
-                behaviour=Behaviour(**a.get("behaviour", {})),
-            )
-        )
-    names = {a.name for a in agents}
+    _strict(raw, "", "mission file")
+    sandbox = _strict(raw.get("sandbox", {}), "sandbox", "[sandbox]")
+    try:
+        start = parse_timestamp(sandbox.get("start", "2026-07-15T09:00:00Z")).epoch_micros
+    except (ProtocolError, TypeError):
+        raise MissionFileError(
+            f"[sandbox]: start {sandbox.get('start')!r} is not a timestamp like "
+            "2026-07-15T09:00:00Z"
+        ) from None
+    seed = sandbox.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise MissionFileError("[sandbox]: seed must be an integer")
+    agents = [
+        _agent(a, f"agents[{i}]") for i, a in enumerate(_tables(raw, "agents", "mission file"))
+    ]
+    listed = [a.name for a in agents]
+    twice = sorted({n for n in listed if listed.count(n) > 1})
+    if twice:
+        raise MissionFileError(f"Agent names {twice} appear twice")
+    names = set(listed)
     missions: list[MissionSpec] = []
-    for i, m in enumerate(raw.get("missions", [])):
+    for i, m in enumerate(_tables(raw, "missions", "mission file")):
         _mission(m, f"missions[{i}]", names, out=missions)
     if not missions:
         raise MissionFileError("a mission file needs at least one [[missions]] table")
@@ -296,14 +442,19 @@ def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> Mi
     duplicate = sorted({i for i in ids if ids.count(i) > 1})
     if duplicate:
         raise MissionFileError(f"Mission ids {duplicate} appear twice")
+    _check_capabilities(missions, agents)
     faults = []
-    for i, f in enumerate(raw.get("faults", [])):
+    for i, f in enumerate(_tables(raw, "faults", "mission file")):
         where = f"faults[{i}]"
+        _strict(f, "faults", where)
         agent, kind = _get(f, "agent", where), _get(f, "kind", where)
         if agent not in names:
-            raise MissionFileError(f"{where}: '{agent}' is not an Agent")
+            raise MissionFileError(f"{where}: '{agent}' is not an Agent{suggestion(agent, names)}")
         if kind not in FAULT_KINDS:
-            raise MissionFileError(f"{where}: kind must be one of {', '.join(FAULT_KINDS)}")
+            raise MissionFileError(
+                f"{where}: kind must be one of {', '.join(FAULT_KINDS)}"
+                + suggestion(kind, FAULT_KINDS)
+            )
         if kind == "pause" and "for" not in f:
             raise MissionFileError(f"{where}: a pause needs 'for' (how long)")
         faults.append(
@@ -316,6 +467,10 @@ def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> Mi
         )
     delivery = None
     if "delivery" in raw:
+        table = _strict(raw["delivery"], "delivery", "[delivery]")
+        for key in ("disconnects", "outages"):
+            for i, w in enumerate(_tables(table, key, "[delivery]")):
+                _strict(w, "delivery.windows", f"delivery.{key}[{i}]")
         try:
             delivery = parse_delivery(
                 raw["delivery"], start_us=start, agents=names, seconds=duration_seconds
@@ -333,7 +488,7 @@ def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> Mi
         content_hash=content_hash(raw),
         organization=organization,
         delivery=delivery,
-        seed=int(sandbox.get("seed", 0)),
+        seed=seed,
         start_us=start,
         humans=tuple(sorted({m.owner for m in missions if m.parent is None})),
         agents=tuple(agents),

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .progress import Stall
+
 __all__ = ["RestartReport", "RunSummary", "StepReport"]
 
 
@@ -79,6 +81,9 @@ class RunSummary:
     wall_seconds: float
     #: What the delivery bus did (None with direct delivery).
     delivery: dict[str, int] | None = None
+    #: Why the run stopped before every Mission finished, and what waits for what (None when
+    #: it finished, or stopped because ``until`` said so).
+    stall: Stall | None = None
 
     def _repr_html_(self) -> str:
         """The summary drawn in a notebook (a table, not the dataclass's repr)."""
@@ -102,6 +107,8 @@ class RunSummary:
         )
         if self.delivery is not None:
             out.append("  Delivery: " + ", ".join(f"{k} {v}" for k, v in self.delivery.items()))
+        if self.stall is not None:
+            out += ["  " + line for line in self.stall.lines()]
         return out
 
 

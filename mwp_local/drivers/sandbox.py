@@ -57,10 +57,13 @@ from ..store.views import sql as run_sql
 from .bus import BusDriver
 from .clock import VirtualClock, timestamp
 from .external import ExternalSystem, token_check_for
+from .mission_file import duration_seconds
 from .mission_file import load as load_mission_file
+from .progress import Progress, Stall, Wait, stall_reason, waits
 from .reports import RestartReport as RestartReport
 from .reports import RunSummary as RunSummary
 from .reports import StepReport as StepReport
+from .scenario import Scenario
 from .step import StepDriver
 
 _TERMINAL = (MissionState.APPROVED, MissionState.CANCELLED, MissionState.FAILED)
@@ -82,7 +85,7 @@ class Sandbox:
     def __init__(
         self,
         directory: Path | str,
-        mission: MissionFile | Path | str,
+        mission: MissionFile | Scenario | Path | str,
         *,
         seed: int | None = None,
         mode: str = "step",
@@ -91,6 +94,7 @@ class Sandbox:
         worker_options: Mapping[str, Mapping[str, Any]] | None = None,
         work_functions: Mapping[str, WorkFunction] | None = None,
         sql_external_access: bool = False,
+        stall_after: str | int | None = "12h",
     ) -> None:
         if mode not in ("step", "threads"):
             raise ValueError("mode is 'step' or 'threads'")
@@ -100,10 +104,20 @@ class Sandbox:
         self.work_functions = dict(work_functions or {})
         self._memory_stores: dict[str, MemoryLocalStore] = {}
         self._restarts: dict[str, int] = {}
+        if isinstance(mission, Scenario):
+            mission = mission.check()
         self.spec = mission if isinstance(mission, MissionFile) else load_mission_file(mission)
         self.seed = self.spec.seed if seed is None else seed
         self.mode = mode
         self.clock = VirtualClock(self.spec.start_us)
+        #: A run stops when no WorkItem or Mission has changed state for this long (virtual
+        #: µs; None: never) and says what each unfinished WorkItem waits for (``stall``).
+        self.stall_after_us = (
+            None if stall_after is None else duration_seconds(stall_after, "stall_after") * 10**6
+        )
+        self.progress = Progress(last_change_us=self.spec.start_us)
+        #: Why the last step or run stopped before every Mission finished (None otherwise).
+        self.stall: Stall | None = None
         self.rng = random.Random(self.seed)
         #: The Organization ID, from the seed and the mission (its name and content hash) unless
         #: the file names one: the scope of every identifier the run derives, so two sandboxes of
@@ -153,6 +167,7 @@ class Sandbox:
             serve=self.serve,
             store_blobs=self._store_blobs,
             delivery=self.delivery,
+            horizon=self._horizon,
         )
         self.deliver(self._log_documents())
         self._wall = 0.0
@@ -238,6 +253,7 @@ class Sandbox:
         """Deliver committed Events, each as its canonical JSON text (or as a document), to
         every agent: through the delivery bus (frames, faults) when there is one, else directly
         and in order. Each agent folds its own copy."""
+        self.progress.note(self.log.state, events, self.clock.now_us())
         if self.delivery is not None:
             self.delivery.publish(events, self.clock.now_us())
             return
@@ -311,12 +327,37 @@ class Sandbox:
         for runtime in self.runtimes:
             runtime.flush()
 
+    def _horizon(self) -> int | None:
+        if self.stall_after_us is None:
+            return None
+        return self.progress.last_change_us + self.stall_after_us
+
     def _step(self) -> StepReport | None:
+        if self.stall is not None:  # reported once; going on starts a new quiet window
+            self.stall = None
+            self.progress.last_change_us = self.clock.now_us()
         started = time.perf_counter()
         try:
-            return self.driver.step()
+            report = self.driver.step()
         finally:
             self._wall += time.perf_counter() - started
+        if report is None and not self.finished():
+            self.stall = self._stalled(self.driver.stopped or "idle")
+        return report
+
+    def _stalled(self, kind: str) -> Stall:
+        now = self.clock.now_us()
+        return Stall(
+            reason=stall_reason(
+                kind, quiet_us=now - self.progress.last_change_us, steps=self.steps
+            ),
+            at=format_utc(now),
+            waits=waits(self.log.state, self.spec, self.runtimes, now),
+        )
+
+    def waits(self) -> tuple[Wait, ...]:
+        """What every unfinished WorkItem and Mission waits for, now."""
+        return waits(self.log.state, self.spec, self.runtimes, self.clock.now_us())
 
     def run(
         self,
@@ -333,8 +374,12 @@ class Sandbox:
         if self.mode == "threads":
             return self._run_threads(timeout_s, scale)
         with self.write_behind():
-            while self.steps < max_steps:
+            while True:
                 if until is not None and until(self):
+                    break
+                if self.steps >= max_steps:
+                    if not self.finished():
+                        self.stall = self._stalled("budget")
                     break
                 report = self._step()
                 if report is None:
@@ -349,11 +394,25 @@ class Sandbox:
 
         started = time.perf_counter()
         clock = ScaledClock(start_us=self.clock.now_us(), scale=scale)
+        self.stall = None
+        self.progress.last_change_us = clock.now_us()
+        quiet = False
+
+        def done() -> bool:
+            nonlocal quiet
+            if self.finished():
+                return True
+            now = clock.now_us()
+            self.log.read(lambda state: self.progress.scan(state, now))
+            horizon = self._horizon()
+            quiet = horizon is not None and now > horizon
+            return quiet
+
         runner = ThreadedRun(
             self.log,
             self.runtimes,
             clock,
-            self.finished,
+            done,
             self._store_blobs,
             serve=self.serve,
             delivery=self.delivery,
@@ -365,6 +424,8 @@ class Sandbox:
             self.driver.steps += runner.actions
             self.clock.advance_to(clock.now_us())
             self._wall += time.perf_counter() - started
+        if not self.finished():
+            self.stall = self._stalled("quiet") if quiet else self._stalled("timeout")
         return self.summary()
 
     def settle_delivery(self) -> None:
@@ -404,6 +465,7 @@ class Sandbox:
             simulated_seconds=(self.clock.now_us() - self.spec.start_us) / 1e6,
             wall_seconds=self._wall,
             delivery=None if self.delivery is None else self.delivery.summary(),
+            stall=self.stall,
         )
 
     def _repr_html_(self) -> str:

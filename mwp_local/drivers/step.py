@@ -44,6 +44,7 @@ class StepDriver:
         serve: Callable[[AgentRuntime, int], None],
         store_blobs: Callable[[dict[str, bytes]], None],
         delivery: BusDriver | None = None,
+        horizon: Callable[[], int | None] | None = None,
     ) -> None:
         self.log = log
         self.runtimes = runtimes
@@ -54,7 +55,12 @@ class StepDriver:
         self.serve = serve
         self.store_blobs = store_blobs
         self.delivery = delivery
-        #: Actions performed so far, and the report of each.
+        #: The virtual instant the clock may not pass waiting for someone to act (None: no
+        #: limit): a run in which nothing changes state stops there (``drivers.progress``).
+        self.horizon = horizon
+        #: Why the last ``step`` returned None without every Mission terminal: ``"idle"``
+        #: (nobody will act again) or ``"quiet"`` (the horizon came first); None otherwise.
+        self.stopped: str | None = None
         self.steps = 0
         self.history: list[StepReport] = []
 
@@ -68,7 +74,9 @@ class StepDriver:
 
     def step(self) -> StepReport | None:
         """Perform the next agent action (advancing virtual time as needed); None when every
-        Mission is terminal or nobody will ever want to act again."""
+        Mission is terminal, nobody will ever want to act again (``stopped`` is ``"idle"``), or
+        the next action would come after the horizon (``"quiet"``)."""
+        self.stopped = None
         while not self.finished():
             now = self.clock.now_us()
             if self.delivery is not None:
@@ -96,6 +104,12 @@ class StepDriver:
                 wakeups += [w for w in (self.delivery.next_wakeup(now),) if w is not None]
             future = [w for w in wakeups if w > now]
             if not future:
+                self.stopped = "idle"
+                return None
+            limit = self.horizon() if self.horizon is not None else None
+            if limit is not None and min(future) > limit:
+                self.clock.advance_to(max(now, limit))
+                self.stopped = "quiet"
                 return None
             self.clock.advance_to(min(future))
         return None

@@ -175,7 +175,29 @@ def summary_html(summary: Any) -> str:
         f"{summary.wall_seconds:.2f} s wall)"
         f"{_kv({'Mission ' + k: v for k, v in missions.items()})}"
         f"{_kv({'WorkItems': _counts(summary.work_items), 'Events': summary.events})}"
-        f"{_kv({'rejections': _counts(summary.rejections) or 'none'})}{delivery}</div>"
+        f"{_kv({'rejections': _counts(summary.rejections) or 'none'})}{delivery}"
+        f"{_stall_html(getattr(summary, 'stall', None))}</div>"
+    )
+
+
+def _stall_html(stall: Any) -> str:
+    """Why a run stopped early and what each unfinished WorkItem waits for (a ``Stall``)."""
+    if stall is None:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(w.mission)}</td><td>{escape(w.work_item or '(the Mission)')}</td>"
+        f"<td>{escape(w.state)}</td><td>{escape(w.waits_for)}</td></tr>"
+        for w in stall.waits
+    )
+    table = (
+        "<table><tr><th>Mission</th><th>WorkItem</th><th>state</th><th>waits for</th></tr>"
+        f"{rows}</table>"
+        if rows
+        else ""
+    )
+    return (
+        f'<div class="bad"><b>Stopped at {escape(stall.at)}</b>: {escape(stall.reason)}.</div>'
+        f"{table}"
     )
 
 

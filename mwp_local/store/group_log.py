@@ -14,10 +14,10 @@ and ``rebuild_projections(verify_signatures=True)`` do it on request).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
 from ..authority.evolve import evolve
@@ -33,6 +33,8 @@ from ..protocol.timestamps import Timestamp
 from .base import LogStore, LogStoreError
 from .projection_rows import projection_rows
 from .records import Batch, ProjectionDelta
+
+T = TypeVar("T")
 
 
 def delta_from_rows(rows: dict[str, list[Any]]) -> ProjectionDelta:
@@ -344,6 +346,12 @@ class GroupLog:
                 raise
             state.commit_batch()
             return len(records)
+
+    def read(self, reader: Callable[[AuthorityState], T]) -> T:
+        """``reader(state)`` under the decide lock: a consistent read of the Authority's state
+        while other threads submit (threads mode)."""
+        with self._lock:
+            return reader(self.state)
 
     def capability_token(
         self, agent_id: str, lease_id: str, now: Timestamp, operations: list[str] | None = None

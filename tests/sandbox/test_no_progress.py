@@ -1,0 +1,121 @@
+"""A run that makes no progress stops and says why (issue 22.2): when no WorkItem or Mission
+changes state for a configurable stretch of simulated time, or the step budget runs out, the
+run stops and names every unfinished WorkItem with what it waits for and on whom."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.drivers.scenario import Agent, Mission, Scenario, WorkItem
+
+COORDINATION = ["mwp.coordination@1.0.0", "mwp.review@1.0.0"]
+
+
+def _only_the_coordinator_can(deadline: str = "7d") -> Scenario:
+    """A Mission whose second WorkItem only its Coordinator could do (never offered to it)."""
+    return Scenario(
+        agents=[
+            Agent(name="coordinator", capabilities=[*COORDINATION, "mwp.special@1.0.0"]),
+            Agent(name="dev", capabilities=["mwp.software.analyse@1.0.0"]),
+        ],
+        missions=[
+            Mission(
+                id="stuck",
+                objective="Get stuck",
+                coordinator="coordinator",
+                owner="alice",
+                deadline=deadline,
+                work=[
+                    WorkItem(id="fetch", goal="Fetch", capability="mwp.software.analyse@1.0.0"),
+                    WorkItem(
+                        id="special",
+                        goal="Only the Coordinator could",
+                        capability="mwp.special@1.0.0",
+                        depends_on=["fetch"],
+                    ),
+                    WorkItem(
+                        id="report",
+                        goal="Report",
+                        capability="mwp.software.analyse@1.0.0",
+                        depends_on=["special"],
+                    ),
+                ],
+            )
+        ],
+        seed=3,
+    )
+
+
+def test_a_run_in_which_nothing_changes_state_stops_and_names_what_waits(
+    tmp_path: Path,
+) -> None:
+    sandbox = Sandbox(tmp_path / "s", _only_the_coordinator_can(), worker_files=False)
+    summary = sandbox.run()
+    stall = summary.stall
+    assert not summary.finished and stall is not None
+    assert "no WorkItem or Mission changed state for 12h" in stall.reason
+    # it stopped there, long before the Mission's deadline failed it, and before 100,000 steps
+    assert summary.simulated_seconds < 13 * 3600 and summary.steps < 200
+    assert summary.missions == {"urn:mwp-local:mission:stuck": "active"}
+    by_item = {w.work_item: w for w in stall.waits}
+    assert by_item["special"].state == "open"
+    assert "no Agent but the Coordinator offers mwp.special@1.0.0" in by_item["special"].waits_for
+    assert by_item["report"].waits_for == "its dependencies 'special' (open) to be verified"
+    assert "fetch" not in by_item  # verified: waits for nothing
+    text = "\n".join(summary.lines())
+    assert "Stopped at" in text and "WorkItem 'special' (open) waits for an offer" in text
+    assert "waits for" in summary._repr_html_()
+
+
+def test_the_quiet_stretch_is_configurable(tmp_path: Path) -> None:
+    sandbox = Sandbox(
+        tmp_path / "s", _only_the_coordinator_can(), worker_files=False, stall_after="45m"
+    )
+    summary = sandbox.run()
+    assert summary.stall is not None and "for 45m of simulated time" in summary.stall.reason
+    assert summary.simulated_seconds < 2 * 3600
+
+
+def test_without_a_stall_limit_the_deadline_decides(tmp_path: Path) -> None:
+    sandbox = Sandbox(
+        tmp_path / "s", _only_the_coordinator_can("1d"), worker_files=False, stall_after=None
+    )
+    summary = sandbox.run()
+    assert summary.finished and set(summary.missions.values()) == {"failed"}
+    assert summary.stall is None
+
+
+def test_a_spent_step_budget_stops_the_run_and_says_what_waits(tmp_path: Path) -> None:
+    sandbox = Sandbox(tmp_path / "s", _only_the_coordinator_can(), worker_files=False)
+    summary = sandbox.run(max_steps=4)
+    assert summary.steps == 4 and summary.stall is not None
+    assert "the step budget ran out after 4 steps" in summary.stall.reason
+    assert {w.work_item for w in summary.stall.waits} >= {"fetch", "special", "report"}
+
+
+def test_going_on_after_a_stall_starts_a_new_quiet_window(tmp_path: Path) -> None:
+    sandbox = Sandbox(
+        tmp_path / "s", _only_the_coordinator_can(), worker_files=False, stall_after="1h"
+    )
+    first = sandbox.run()
+    assert first.stall is not None
+    again = sandbox.run()
+    assert again.stall is not None
+    assert again.simulated_seconds - first.simulated_seconds == pytest.approx(3600, abs=600)
+
+
+@pytest.mark.threads
+def test_in_threads_mode_a_quiet_run_stops_too(tmp_path: Path) -> None:
+    sandbox = Sandbox(
+        tmp_path / "s",
+        _only_the_coordinator_can(),
+        mode="threads",
+        worker_files=False,
+        stall_after="2h",
+    )
+    summary = sandbox.run(timeout_s=60, scale=7200)
+    assert summary.stall is not None and "for 2h" in summary.stall.reason
+    assert any(w.work_item == "special" for w in summary.stall.waits)
