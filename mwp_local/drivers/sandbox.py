@@ -208,6 +208,7 @@ class Sandbox:
         }
         options = dict(self.worker_options.get(agent.name, {}))
         options.setdefault("work_functions", self.work_functions)
+        options.setdefault("content", self._blobs)
         config = options.pop("scheduler_config", None)
         if config is not None:
             options["scheduler"] = Scheduler(config)

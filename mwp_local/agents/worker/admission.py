@@ -94,6 +94,19 @@ class Admission:
         """The first reason (the one named in the decline), or None."""
         return self.reasons[0] if self.reasons else None
 
+    @classmethod
+    def accept(cls) -> Admission:
+        """Accept the offer."""
+        return cls()
+
+    @classmethod
+    def decline(cls, reason: DeclineReason | str, detail: str) -> Admission:
+        """Decline for ``reason`` (one of the structured reasons of §10.3: ``capacity``,
+        ``deadline``, ``capability``, ``authorization``, ``dependency``, ``budget``, ``other``),
+        saying why in ``detail``."""
+        code = DeclineReason(reason)
+        return cls(reasons=(code,), details={str(code): detail})
+
 
 def ambiguities(contract: dict[str, Any]) -> list[str]:
     """The essential ambiguities a Work Contract declares (sandbox convention above)."""

@@ -11,7 +11,14 @@ follows a seeded behaviour model (duration, jitter, chances of failing or blocki
 The driver's side of the contract, beyond ``decide``/``on_outcome``: after each action it hands
 capability tokens to the slots that ask (``token_requests`` → ``grant_token``) and performs the
 slots' external operations (``external_calls`` → ``on_external``). Admission control lives in
-``admission.py``, the retry rules in ``retries.py``, running a slot in ``worker_execution.py``.
+``admission.py``, the retry rules in ``retries.py``, running a slot in ``execution.py``, what
+real work sees and returns in ``work.py``.
+
+**Hooks** (``WorkerHooks``): the decisions a subclass may change, each defaulting to the
+built-in behaviour: ``admit`` (accept or decline an offer), ``blocks`` (whether the work will
+block, and on what), ``work`` (the work itself: a ``WorkRequest`` in, deliverables out) and
+``progress`` (each structured progress report before it is sent). Everything they return goes
+through the Group Authority like any other Command.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...artifacts.checks import ContentSource
 from ...authority.model import WorkItemRecord
 from ...authority.pipeline import Outcome
 from ...authority.tokens import CapabilityToken
@@ -41,17 +49,27 @@ from ..specs import Behaviour
 from .admission import (
     DECLINE_SCHEMA,
     QUESTION_SCHEMA,
+    Admission,
     AdmissionInputs,
     CostModel,
     Eligibility,
-    admit,
     ambiguities,
 )
+from .admission import admit as admission_control
 from .documents import offer_reply, presence_record
-from .execution import LEASE_SECONDS, WorkFunction, give_up_intent, renewed_us, run_slot
+from .execution import (
+    BLOCK_RESOLUTION,
+    LEASE_SECONDS,
+    bound_function,
+    give_up_intent,
+    renewed_us,
+    request_for,
+    run_slot,
+)
 from .index import WorkerIndex, work_item_of
 from .retries import backoff_us
 from .slots import SETUP_US, Execution, ExternalCall, SlotView, TokenRequest, execution_key
+from .work import Produced, WorkFunction, WorkOutput, WorkRequest, normalize
 
 W = WorkItemState
 
@@ -82,6 +100,9 @@ class WorkerPolicy(BasePolicy):
     lease_seconds: int = LEASE_SECONDS
     #: Capability ID → a function that really does the work and returns the deliverable.
     work_functions: dict[str, WorkFunction] = field(default_factory=dict)
+    #: Verified Artifact content (the Sandbox's blob store): where a ``WorkRequest`` reads the
+    #: inputs of the work.
+    content: ContentSource | None = None
     scheduler: Scheduler = field(
         default_factory=lambda: Scheduler(SchedulerConfig(preemption=PreemptionPolicy.COOPERATIVE))
     )
@@ -167,6 +188,55 @@ class WorkerPolicy(BasePolicy):
                     if isinstance(offer_id, str):
                         self.answered.add(offer_id)
 
+    # ------------------------------------------------------------------ hooks
+
+    def admit(self, view: View, item: WorkItemRecord, now_us: int) -> Admission:
+        """Whether to accept the offer of ``item`` (its contract is ``item.contract``): the
+        built-in admission control of §10.3 (capacity, capability, deadline, authorization,
+        dependencies, budget). Return ``Admission.decline(reason, detail)`` to decline (a
+        structured decline is posted in the WorkItem Conversation), ``Admission.accept()`` to
+        accept; an essential ambiguity in the contract is asked about before this is called."""
+        return admission_control(self._admission(view, item, now_us))
+
+    def blocks(self, view: View, item: WorkItemRecord, now_us: int) -> str | None:
+        """Whether the run of ``item`` starting now will block, and the resolution it will
+        need (it blocks a quarter of the way in); None: it will not. Default: the seeded
+        behaviour model (``Behaviour.block_rate``)."""
+        if self.rng.random() < self.behaviour.block_rate:
+            return BLOCK_RESOLUTION
+        return None
+
+    def work(self, request: WorkRequest) -> WorkOutput:
+        """The work itself, called once per run of an attempt when its time is up: the function
+        bound to one of the WorkItem's capabilities (``work_functions``), else a simulated
+        Markdown note. Returns what a work function returns (``work.py``)."""
+        bound = bound_function(request.contract, self.work_functions)
+        if bound is not None:
+            return bound[1](request)
+        return (
+            f"# {request.goal}\n\nProduced by {request.worker} for {request.work_item_id}, "
+            f"attempt {request.attempt}.\nIdempotency key: {request.idempotency_key}\n"
+        )
+
+    def progress(self, slot: SlotView, report: dict[str, Any], now_us: int) -> dict[str, Any]:
+        """The structured progress report (§11.4: phase, milestones, next checkpoint, blockers,
+        estimate, Evidence IDs; never a percentage) about to be sent for ``slot``, with a lease
+        renewal or a checkpoint; return it as it should go out. Default: unchanged."""
+        return report
+
+    def _produce(self, view: View, item: WorkItemRecord, slot: Execution) -> Produced:
+        request = request_for(view, item, slot, self.content)
+        bound = bound_function(item.contract, self.work_functions)
+        who = (
+            f"the work function for {bound[0]!r}"
+            if bound is not None and type(self).work is WorkerPolicy.work
+            else f"{type(self).__name__}.work"
+        )
+        return normalize(self.work(request), item.contract, who)
+
+    def _report(self, slot: Execution, report: dict[str, Any], now_us: int) -> dict[str, Any]:
+        return self.progress(slot.view(), report, now_us)
+
     # ------------------------------------------------------------------ decide
 
     def decide(self, view: View, now_us: int) -> list[Intent]:
@@ -177,6 +247,7 @@ class WorkerPolicy(BasePolicy):
         self._forget_lost_slots(view, now_us)
         # The Scheduler decides first, so a slot asked to yield checkpoints in this same round.
         starts = self._dispatch(view, now_us)
+        report = self._report if type(self).progress is not WorkerPolicy.progress else None
         for slot in sorted(self.slots.values(), key=lambda s: s.slot_id):
             intent = run_slot(
                 view,
@@ -188,7 +259,8 @@ class WorkerPolicy(BasePolicy):
                 estimate_us=self._estimate_us,
                 lease_seconds=self.lease_seconds,
                 failures=self.failures.get(slot.work_item_id, 0),
-                work_functions=self.work_functions,
+                work=self._produce,
+                report=report,
             )
             if intent is not None:
                 out.append(intent)
@@ -248,7 +320,7 @@ class WorkerPolicy(BasePolicy):
                     "questions": questions,
                 },
             )
-        admission = admit(self._admission(view, item, now_us))
+        admission = self.admit(view, item, now_us)
         if admission.accepted:
             return Intent(
                 kind="work.accept_offer",
@@ -439,7 +511,7 @@ class WorkerPolicy(BasePolicy):
         elif intent.tag == "usage":
             slot.usage_recorded = True
         elif intent.tag == "publish":
-            slot.published = intent.payload["artifact"]["contentHash"]
+            slot.published.append(intent.payload["artifact"]["contentHash"])
         elif intent.tag == "progress":
             slot.reported_completion_us = slot.finish_us
         elif intent.kind in ("work.submit", "work.fail", "work.block"):
@@ -463,7 +535,7 @@ class WorkerPolicy(BasePolicy):
         remaining = max(1_000_000, total - done_before)
         first = checkpoints == 0 and remaining > 2 * self.setup_us
         fail = self.rng.random() < self.behaviour.failure_rate
-        block = not fail and self.rng.random() < self.behaviour.block_rate
+        resolution = None if fail else self.blocks(view, item, now_us)
         estimate = item.schedule_estimate if done_before == 0 else None
         grants = item.contract["allowedResources"]
         self.slots[wid] = Execution(
@@ -478,7 +550,7 @@ class WorkerPolicy(BasePolicy):
             remaining_us=remaining,
             checkpoint_at_us=now_us + _seconds(remaining // 2) if first else None,
             fail_at_us=now_us + _seconds(remaining // 3) if fail else None,
-            block_at_us=now_us + _seconds(remaining // 4) if block else None,
+            block_at_us=now_us + _seconds(remaining // 4) if resolution else None,
             idempotency_key=execution_key(item.mission_id, wid, item.ownership_epoch),
             setup_us=self.setup_us,
             operations=tuple(sorted({op for g in grants for op in g["operations"]})),
@@ -489,6 +561,7 @@ class WorkerPolicy(BasePolicy):
             reported_completion_us=(
                 parse_timestamp(estimate["estimatedCompletion"]).epoch_micros if estimate else None
             ),
+            block_resolution=resolution,
         )
 
     # ------------------------------------------------------------------ the slots' hand-offs

@@ -60,6 +60,7 @@ def manifest(
     capabilities: dict[str, str],
     now_us: int,
     media_type: str = "text/markdown",
+    schema: str | None = None,
 ) -> dict[str, Any]:
     """The signed Artifact manifest of a deliverable (every field of §13.1).
 
@@ -83,7 +84,7 @@ def manifest(
             "uri": f"mwp-local://blobs/{digest[7:]}",
             "sizeBytes": len(content),
             "mediaType": media_type,
-            "schemaUri": item.contract["requiredDeliverables"][0]["schema"],
+            "schemaUri": schema or item.contract["requiredDeliverables"][0]["schema"],
             "producer": {
                 "agentId": view.me,
                 "agentCardVersion": agent.card_version,
@@ -109,10 +110,15 @@ def evidence(
     *,
     failed: bool = False,
     details: dict[str, Any] | None = None,
+    criteria: list[str] | None = None,
+    claim: Any = None,
+    number: int = 0,
 ) -> dict[str, Any]:
-    """Signed Evidence: the passing checks of a submission, or the report of a failure."""
+    """Signed Evidence: the passing checks of a submission (for ``criteria``, default all the
+    contract's), one a work function claimed (``claim``, a ``work.Evidence``; ``number``
+    tells several apart), or the report of a failure."""
     subject: dict[str, str] = (
-        {"type": "artifact", "id": slot.published}
+        {"type": "artifact", "id": slot.published[0]}
         if slot.published and not failed
         else {"type": "work_item", "id": item.work_item_id}
     )
@@ -124,17 +130,26 @@ def evidence(
         "workItemId": item.work_item_id,
         "type": "failure_report" if failed else "deterministic_test",
         "subject": subject,
-        "criterionIds": [c["criterionId"] for c in item.contract["acceptanceCriteria"]],
+        "criterionIds": criteria or [c["criterionId"] for c in item.contract["acceptanceCriteria"]],
         "method": (
             "the Worker's report of a failed attempt"
             if failed
             else "simulated checks of the deliverable against its schema"
         ),
         "result": "failed" if failed else "passed",
-        "artifactHashes": [slot.published] if slot.published and not failed else [],
+        "artifactHashes": list(slot.published) if slot.published and not failed else [],
         "generatedBy": view.member.actor,
         "createdAt": format_utc(now_us),
     }
+    if claim is not None:
+        document["evidenceId"] += f"{number}"
+        document.update(
+            type=claim.type,
+            criterionIds=list(dict.fromkeys(claim.criteria)),
+            method=claim.method,
+            result=claim.result,
+        )
+        details = dict(claim.details) if claim.details else None
     if details:
         document["details"] = details
     return view.sign("evidence", document)

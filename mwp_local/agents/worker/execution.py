@@ -16,9 +16,10 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
+from ...artifacts.checks import ContentSource
 from ...authority.model import WorkItemRecord
 from ...protocol.timestamps import format_utc, parse_timestamp
 from ..base import Intent, View
@@ -27,6 +28,17 @@ from .admission import CostModel
 from .documents import evidence, manifest, progress
 from .retries import retry_verdict
 from .slots import Execution, execution_key
+from .work import Produced, WorkFunction, WorkRequest, normalize, read_inputs
+
+__all__ = [
+    "BLOCK_RESOLUTION",
+    "LEASE_SECONDS",
+    "WorkFunction",
+    "WorkRequest",
+    "produce",
+    "request_for",
+    "run_slot",
+]
 
 #: The Execution Lease a simulated Worker asks for by default (renewed a third before it runs
 #: out).
@@ -53,10 +65,19 @@ def run_slot(
     lease_seconds: int = LEASE_SECONDS,
     failures: int = 0,
     work_functions: Mapping[str, WorkFunction] | None = None,
+    work: Callable[[View, WorkItemRecord, Execution], Produced] | None = None,
+    report: Callable[[Execution, dict[str, Any], int], dict[str, Any]] | None = None,
 ) -> Intent | None:
     """The one thing the work in ``slot`` needs next, if anything (``failures``: failed attempts
-    of its WorkItem so far; ``work_functions``: capability ID → the function producing the
-    deliverable of work requiring it, instead of the simulated one)."""
+    of its WorkItem so far; ``work``: the Worker's ``work`` hook, producing the deliverables
+    when the attempt's time is up (default: ``produce`` with ``work_functions``, capability ID
+    → the function doing work requiring it, else the simulated deliverable); ``report``: the
+    Worker's ``progress`` hook, given each structured progress report before it is sent)."""
+
+    def progress_of(phase: str, **kw: Any) -> dict[str, Any]:
+        built = progress(slot, phase, now_us, **kw)
+        return built if report is None else report(slot, built, now_us)
+
     item = view.state.work_items[slot.work_item_id]
     lease = view.state.leases[slot.lease_id]
     ref = {
@@ -76,7 +97,7 @@ def run_slot(
             payload={
                 **ref,
                 "leaseDurationSeconds": lease_seconds,
-                "progress": progress(slot, "executing", now_us),
+                "progress": progress_of("executing"),
             },
             tag="progress",
         )
@@ -88,22 +109,12 @@ def run_slot(
             payload={
                 **ref,
                 "leaseDurationSeconds": lease_seconds,
-                "progress": progress(slot, "executing", now_us),
+                "progress": progress_of("executing"),
             },
             tag="progress",
         )
     if slot.block_at_us is not None and now_us >= slot.block_at_us:
-        resolution = "Clarify the expected output format."
-        return Intent(
-            kind="work.block",
-            group=slot.group_id,
-            why=f"'{name}' needs a decision: checkpoint, block, release the slot",
-            payload={
-                **ref,
-                "requiredResolution": resolution,
-                "checkpoint": checkpoint_of(slot, "blocked", now_us, [resolution]),
-            },
-        )
+        return block_intent(slot, ref, slot.block_resolution or BLOCK_RESOLUTION, now_us, report)
     preempted = slot.preempt and not finished
     due = slot.checkpoint_at_us is not None and now_us >= slot.checkpoint_at_us
     if (due or preempted) and not finished:
@@ -120,7 +131,7 @@ def run_slot(
                 **ref,
                 "preempted": preempted,
                 "checkpoint": checkpoint_of(
-                    slot, "preempted" if preempted else "checkpointed", now_us, []
+                    slot, "preempted" if preempted else "checkpointed", now_us, [], report
                 ),
             },
             tag="checkpoint",
@@ -151,30 +162,89 @@ def run_slot(
         return fail_intent(
             view, item, slot, ref, now_us, cost=cost, estimate_us=estimate_us, failures=failures
         )
-    if slot.published is None:
-        if slot.deliverable is None:
-            slot.deliverable, slot.deliverable_type = produce(
-                view, item, slot, work_functions or {}
+    if slot.outputs is None:
+        produced = (
+            work(view, item, slot)
+            if work is not None
+            else produce(view, item, slot, work_functions or {})
+        )
+        if produced.block is not None:
+            return block_intent(slot, ref, produced.block.resolution, now_us, report)
+        if produced.fail is not None:
+            slot.external = "failed"
+            slot.failure = produced.fail.reason
+            slot.failure_permanent = produced.fail.permanent
+            return fail_intent(
+                view, item, slot, ref, now_us, cost=cost, estimate_us=estimate_us, failures=failures
             )
-        content = slot.deliverable
+        slot.outputs, slot.claims = produced.deliverables, produced.evidence
+    for content, media, schema in slot.outputs[len(slot.published) :]:
         digest = "sha256:" + hashlib.sha256(content).hexdigest()
+        if digest in slot.published:
+            raise ValueError(
+                f"the work of '{name}' returned two identical deliverables ({digest}); "
+                "each deliverable of one WorkItem must differ"
+            )
         if view.state.manifest_of(digest, work_item_id=item.work_item_id) is not None:
-            # An earlier attempt of this WorkItem published these very bytes (its outcome may
-            # never have reached this slot: a restart, a lapsed lease): the Artifact exists,
-            # content-addressed, so submit it rather than publish it again (refused forever).
-            slot.published = digest
-        else:
-            return _publish(view, item, slot, ref, content, capabilities, now_us, name)
+            # An earlier run of this WorkItem published these very bytes (its outcome may never
+            # have reached this slot: a restart, a lapsed lease): this WorkItem's Artifact over
+            # them exists, so submit it rather than publish it again.
+            slot.published.append(digest)
+            continue
+        return _publish(view, item, slot, ref, content, capabilities, now_us, name, media, schema)
     return Intent(
         kind="work.submit",
         group=slot.group_id,
         why=f"submit '{name}' with Evidence mapped to every acceptance criterion",
         payload={
             **ref,
-            "artifactHashes": [slot.published],
-            "evidence": [evidence(view, item, slot, now_us)],
+            "artifactHashes": list(slot.published),
+            "evidence": submission_evidence(view, item, slot, now_us),
         },
     )
+
+
+#: The resolution a simulated blocker asks for.
+BLOCK_RESOLUTION = "Clarify the expected output format."
+
+
+def block_intent(
+    slot: Execution,
+    ref: dict[str, Any],
+    resolution: str,
+    now_us: int,
+    report: Callable[[Execution, dict[str, Any], int], dict[str, Any]] | None = None,
+) -> Intent:
+    """``work.block``: checkpoint, name the resolution the work needs, release the slot."""
+    return Intent(
+        kind="work.block",
+        group=slot.group_id,
+        why=f"'{short(slot.work_item_id)}' needs a decision: checkpoint, block, release the slot",
+        payload={
+            **ref,
+            "requiredResolution": resolution,
+            "checkpoint": checkpoint_of(slot, "blocked", now_us, [resolution], report),
+        },
+    )
+
+
+def submission_evidence(
+    view: View, item: WorkItemRecord, slot: Execution, now_us: int
+) -> list[dict[str, Any]]:
+    """The signed Evidence of a submission: what the work claimed, then the Worker's own checks
+    for every acceptance criterion the claims leave uncovered."""
+    claimed = [
+        evidence(view, item, slot, now_us, claim=c, number=n) for n, c in enumerate(slot.claims, 1)
+    ]
+    covered = {c for claim in slot.claims for c in claim.criteria}
+    rest = [
+        c["criterionId"]
+        for c in item.contract["acceptanceCriteria"]
+        if c["criterionId"] not in covered
+    ]
+    if not rest:
+        return claimed
+    return [*claimed, evidence(view, item, slot, now_us, criteria=rest if claimed else None)]
 
 
 def _publish(
@@ -186,76 +256,80 @@ def _publish(
     capabilities: dict[str, str],
     now_us: int,
     name: str,
+    media_type: str,
+    schema: str,
 ) -> Intent:
+    which = (
+        f" ({len(slot.published) + 1} of {len(slot.outputs or ())})"
+        if len(slot.outputs or ()) > 1
+        else ""
+    )
     return Intent(
         kind="artifact.publish",
         group=slot.group_id,
-        why=f"publish the deliverable of '{name}' (content-addressed, signed manifest)",
+        why=f"publish the deliverable{which} of '{name}' (content-addressed, signed manifest)",
         payload={
             **ref,
-            "artifact": manifest(view, item, content, capabilities, now_us, slot.deliverable_type),
+            "artifact": manifest(view, item, content, capabilities, now_us, media_type, schema),
         },
         blobs={"sha256:" + hashlib.sha256(content).hexdigest(): content},
         tag="publish",
     )
 
 
-@dataclass(frozen=True, slots=True)
-class WorkRequest:
-    """What a work function is given: the WorkItem, its Work Contract and the attempt."""
-
-    work_item_id: str
-    mission_id: str
-    goal: str
-    contract: Mapping[str, Any]
-    attempt: int
-    #: The WorkItem execution idempotency key: use it for any external effect (MWP-WRK-031).
-    idempotency_key: str
-    worker: str
-
-
-#: A function that really does the work of a capability and returns the deliverable the Work
-#: Contract requires, as ``bytes`` or ``str`` (UTF-8); it is published with the media type the
-#: contract's required deliverable names (the sandbox's contracts ask for ``text/markdown``).
-#: It runs in the Worker's decision step, once per attempt, when the simulated duration has
-#: elapsed; an exception it raises propagates to the caller of ``Sandbox.step``/``run`` (in
-#: threads mode too), so a bug in it is seen, not hidden.
-WorkFunction = Callable[[WorkRequest], "bytes | str"]
+def request_for(
+    view: View, item: WorkItemRecord, slot: Execution, content: ContentSource | None
+) -> WorkRequest:
+    """The ``WorkRequest`` of the work in ``slot`` (its inputs are read when first asked for)."""
+    return WorkRequest(
+        work_item_id=slot.work_item_id,
+        mission_id=slot.mission_id,
+        goal=str(item.contract["goal"]),
+        contract=item.contract,
+        attempt=slot.attempt,
+        idempotency_key=slot.idempotency_key,
+        worker=view.me,
+        _load=lambda: read_inputs(view.state, view.me, item, content),
+    )
 
 
-def produce(
-    view: View, item: WorkItemRecord, slot: Execution, functions: Mapping[str, WorkFunction]
-) -> tuple[bytes, str]:
-    """The deliverable of ``slot`` and its media type: from the work function bound to one of
-    the WorkItem's required capabilities, or a simulated Markdown note."""
-    for cap in item.contract["requiredCapabilities"]:
-        function = functions.get(cap["id"])
-        if function is None:
-            continue
-        request = WorkRequest(
-            work_item_id=slot.work_item_id,
-            mission_id=slot.mission_id,
-            goal=str(item.contract["goal"]),
-            contract=item.contract,
-            attempt=slot.attempt,
-            idempotency_key=slot.idempotency_key,
-            worker=view.me,
-        )
-        result = function(request)
-        media = str(item.contract["requiredDeliverables"][0]["mediaType"])
-        if isinstance(result, str):
-            result = result.encode()
-        if not isinstance(result, bytes | bytearray):
-            raise TypeError(
-                f"the work function for {cap['id']!r} returned {type(result).__name__}; "
-                "it must return the deliverable as bytes or str"
-            )
-        return bytes(result), media
+def simulated(view: View, item: WorkItemRecord, slot: Execution) -> Produced:
+    """The simulated deliverable: a Markdown note of what was done, by whom, when."""
     note = (
         f"# {item.contract['goal']}\n\nProduced by {view.me} for {slot.work_item_id}, "
         f"attempt {slot.attempt}.\nIdempotency key: {slot.idempotency_key}\n"
     )
-    return note.encode(), "text/markdown"
+    media = str(item.contract["requiredDeliverables"][0]["mediaType"])
+    schema = str(item.contract["requiredDeliverables"][0]["schema"])
+    return Produced(deliverables=((note.encode(), media, schema),))
+
+
+def bound_function(
+    contract: Mapping[str, Any], functions: Mapping[str, WorkFunction]
+) -> tuple[str, WorkFunction] | None:
+    """The work function bound to one of a contract's required capabilities, if any."""
+    for cap in contract["requiredCapabilities"]:
+        function = functions.get(cap["id"])
+        if function is not None:
+            return str(cap["id"]), function
+    return None
+
+
+def produce(
+    view: View,
+    item: WorkItemRecord,
+    slot: Execution,
+    functions: Mapping[str, WorkFunction],
+    content: ContentSource | None = None,
+) -> Produced:
+    """What the work in ``slot`` produced: the work function bound to one of the WorkItem's
+    required capabilities, called once per run of the attempt, or the simulated note."""
+    bound = bound_function(item.contract, functions)
+    if bound is None:
+        return simulated(view, item, slot)
+    cap, function = bound
+    result = function(request_for(view, item, slot, content))
+    return normalize(result, item.contract, f"the work function for {cap!r}")
 
 
 def material_change(slot: Execution) -> bool:
@@ -267,10 +341,17 @@ def material_change(slot: Execution) -> bool:
     return abs(slot.finish_us - reported) > threshold
 
 
-def checkpoint_of(slot: Execution, phase: str, now_us: int, blockers: list[str]) -> dict[str, Any]:
+def checkpoint_of(
+    slot: Execution,
+    phase: str,
+    now_us: int,
+    blockers: list[str],
+    report: Callable[[Execution, dict[str, Any], int], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A checkpoint of the slot's work: structured progress and where to resume."""
+    built = progress(slot, phase, now_us, blockers=blockers, checkpoint=True)
     return {
-        "progress": progress(slot, phase, now_us, blockers=blockers, checkpoint=True),
+        "progress": built if report is None else report(slot, built, now_us),
         "attempt": slot.attempt,
         "takenAt": format_utc(now_us),
         "completedUs": slot.done_before_us + (now_us - slot.started_us),
@@ -304,6 +385,8 @@ def fail_intent(
         estimate_us=estimate_us(item),
         deadline_us=parse_timestamp(item.contract["deadline"]).epoch_micros,
     )
+    if slot.failure_permanent and verdict.retry:
+        verdict = replace(verdict, retry=False, why="the work says no retry can help")
     details = {
         "failure": failure,
         "attempt": slot.attempt,

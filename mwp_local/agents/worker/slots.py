@@ -128,10 +128,16 @@ class Execution:
     #: Why the attempt failed, once it has ("TRANSIENT", "BUDGET_EXHAUSTED", ...).
     failure: str | None = None
     tool_calls: int = 0
-    published: str | None = None
-    #: The deliverable's bytes once produced (a work function is called once per attempt).
-    deliverable: bytes | None = None
-    deliverable_type: str = "text/markdown"
+    #: The content hashes of the deliverables published so far, in order.
+    published: list[str] = field(default_factory=list)
+    #: The deliverables (content, media type, schema URI) once produced, and the Evidence the
+    #: work claimed (the work runs once per run of an attempt, when its time is up).
+    outputs: tuple[tuple[bytes, str, str], ...] | None = None
+    claims: tuple[Any, ...] = ()
+    #: What the work needs to go on, if it will block (the Worker's ``blocks`` hook).
+    block_resolution: str | None = None
+    #: Whether the failure is one no retry can help (a work function's ``Fail(permanent=True)``).
+    failure_permanent: bool = False
     usage_recorded: bool = False
     preempt: bool = False
     #: The completion instant last reported (disclosure or progress), to spot material changes.

@@ -1,0 +1,119 @@
+"""Work functions with real data flow (issue 22.4): a function sees the verified content of its
+dependencies' deliverables, may return several Artifacts and Evidence for the acceptance
+criteria, and may block (naming the resolution it needs) or fail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mwp_local.agents.worker.work import Block, Deliverable, Evidence, Fail, Result, WorkRequest
+from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.protocol.tables import WorkItemState
+
+LEARN = Path(__file__).resolve().parents[2] / "sample_missions" / "learn.toml"
+
+
+def _requirements(request: WorkRequest) -> str:
+    return json.dumps({"rows": [1, 2, 3]})
+
+
+def test_a_function_reads_its_dependency_and_returns_several_artifacts_with_evidence(
+    tmp_path: Path,
+) -> None:
+    seen: list[dict[str, object]] = []
+
+    def implement(request: WorkRequest) -> Result:
+        source = request.input("requirements")  # the dependency's deliverable, verified
+        rows = source.json()["rows"]
+        seen.append({"hash": source.content_hash, "rows": rows})
+        return Result(
+            deliverables=[
+                Deliverable(f"# total {sum(rows)}\n"),
+                Deliverable(json.dumps({"total": sum(rows)}), media_type="application/json"),
+            ],
+            evidence=[Evidence(criteria=request.criteria[:1], method="summed the rows")],
+        )
+
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        worker_files=False,
+        work_functions={
+            "mwp.software.analyse": _requirements,
+            "mwp.software.implement": implement,
+        },
+    )
+    summary = sandbox.run()
+    assert summary.finished and set(summary.missions.values()) == {"approved"}
+    assert seen and seen[0]["rows"] == [1, 2, 3]
+    state = sandbox.log.state
+    requirements = next(
+        w for w in state.work_items.values() if w.work_item_id.endswith("requirements")
+    )
+    assert seen[0]["hash"] in requirements.submitted_artifacts
+    implementation = next(
+        w for w in state.work_items.values() if w.work_item_id.endswith(":implementation")
+    )
+    assert len(implementation.submitted_artifacts) == 2  # two Artifacts, one submission
+    media = sorted(
+        state.manifest_of(h, work_item_id=implementation.work_item_id)["mediaType"]  # type: ignore[index]
+        for h in implementation.submitted_artifacts
+    )
+    assert media == ["application/json", "text/markdown"]
+
+
+def test_a_function_that_blocks_names_the_resolution_it_needs(tmp_path: Path) -> None:
+    def unsure(request: WorkRequest) -> Block:
+        return Block("Which CSV dialect: comma or semicolon?")
+
+    sandbox = Sandbox(
+        tmp_path / "s", LEARN, worker_files=False, work_functions={"mwp.software.analyse": unsure}
+    )
+    for _ in range(400):
+        sandbox.step()
+        items = sandbox.log.state.work_items.values()
+        blocked = [w for w in items if w.state is WorkItemState.BLOCKED]
+        if blocked:
+            break
+    assert blocked, "the WorkItem never blocked"
+    events = [e for e in sandbox.log.store.events() if e.kind == "work.blocked"]
+    assert events and "comma or semicolon" in events[-1].payload_json
+
+
+def test_a_permanent_failure_is_not_retried(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def broken_source(request: WorkRequest) -> Fail:
+        calls.append(request.attempt)
+        return Fail("INPUT_INVALID", permanent=True)
+
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        worker_files=False,
+        work_functions={"mwp.software.analyse": broken_source},
+    )
+    sandbox.run()
+    assert calls == [1]  # no retry can help, so none was tried by that Worker
+
+
+@pytest.mark.parametrize(
+    "result, message",
+    [
+        (Result(deliverables=[]), "no deliverable"),
+        (Result(deliverables=["x"], evidence=[Evidence(criteria=["nope"])]), "criteria"),
+        (Block("  "), "without saying what it needs"),
+    ],
+)
+def test_a_malformed_result_is_a_clear_error(tmp_path: Path, result: object, message: str) -> None:
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        worker_files=False,
+        work_functions={"mwp.software.analyse": lambda request: result},  # type: ignore[dict-item]
+    )
+    with pytest.raises(ValueError, match=message):
+        sandbox.run()
