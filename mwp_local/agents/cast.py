@@ -11,12 +11,16 @@
   inert otherwise);
 * any Agent with scheduled ``[[faults]]``: wrapped in a ``FaultyPolicy``.
 
+``coordinator_types`` names, per Agent, a subclass of ``CoordinatorPolicy`` to run instead of
+the built-in one (a prototype strategy overriding its hooks); it is built with the same
+arguments, so it meets the same Authority with the same identity.
+
 It builds objects only; it performs no I/O (the content source is the driver's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ..artifacts.checks import ContentSource
 from .base import Policy
@@ -42,6 +46,7 @@ def cast_policies(
     content: ContentSource | None,
     make_worker: Callable[[AgentSpec], Policy],
     seed: int = 0,
+    coordinator_types: Mapping[str, type[CoordinatorPolicy]] | None = None,
 ) -> dict[str, Policy]:
     """Principal name → the policy it runs, for every human and Agent of ``spec``."""
     policies: dict[str, Policy] = {}
@@ -51,9 +56,8 @@ def cast_policies(
     coordinators = spec.coordinator_names()
     for agent in spec.agents:
         if agent.name in coordinators:
-            coordinator = CoordinatorPolicy(
-                spec.coordinated_by(agent.name), spec.start_us, content=content
-            )
+            kind = (coordinator_types or {}).get(agent.name, CoordinatorPolicy)
+            coordinator = kind(spec.coordinated_by(agent.name), spec.start_us, content=content)
             policies[agent.name] = FaultyPolicy.scheduled(
                 coordinator, spec.faults_of(agent.name), spec.start_us
             )

@@ -27,6 +27,7 @@ outages, offline buffering and reconciliation behave alike in both.
 
 from __future__ import annotations
 
+import difflib
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,6 +37,7 @@ from typing import Any
 
 from ..agents.base import Policy
 from ..agents.cast import cast_policies, wrap_worker
+from ..agents.coordinator.core import CoordinatorPolicy
 from ..agents.naming import mission_id
 from ..agents.runtime import AgentRuntime
 from ..agents.scheduler.core import Scheduler
@@ -78,6 +80,11 @@ class Sandbox:
     ``work_functions`` maps a capability ID to a function that really does the work of the
     WorkItems requiring it (``WorkRequest`` → the deliverable's bytes), in place of the
     simulated deliverable; see ``agents.worker_execution.WorkFunction``.
+    ``policies`` maps an Agent's name to a subclass of the built-in policy its part runs
+    (``CoordinatorPolicy`` for a Coordinator, ``WorkerPolicy`` for any other Agent) whose hooks
+    make one's own decisions; it is built with the built-in's arguments and meets the same
+    Authority. A name that is no Agent of the mission file, or a class the driver cannot run
+    for that part, is a ``TypeError`` at once (never a silently idle Agent).
     ``sql_external_access`` lets ``sql()`` read files outside the directory (off by default:
     ``store.sql_access``).
     """
@@ -93,6 +100,7 @@ class Sandbox:
         worker_files: bool = True,
         worker_options: Mapping[str, Mapping[str, Any]] | None = None,
         work_functions: Mapping[str, WorkFunction] | None = None,
+        policies: Mapping[str, type[Policy]] | None = None,
         sql_external_access: bool = False,
         stall_after: str | int | None = "12h",
     ) -> None:
@@ -108,6 +116,7 @@ class Sandbox:
             mission = mission.check()
         self.spec = mission if isinstance(mission, MissionFile) else load_mission_file(mission)
         self.seed = self.spec.seed if seed is None else seed
+        self.policies = self._checked_policies(policies or {})
         self.mode = mode
         self.clock = VirtualClock(self.spec.start_us)
         #: A run stops when no WorkItem or Mission has changed state for this long (virtual
@@ -182,6 +191,9 @@ class Sandbox:
             content=self._blobs,
             make_worker=self._worker_policy,
             seed=self.seed,
+            coordinator_types={
+                n: k for n, k in self.policies.items() if issubclass(k, CoordinatorPolicy)
+            },
         )
         runtimes = []
         for name, policy in policies.items():
@@ -191,6 +203,29 @@ class Sandbox:
             else:
                 runtimes.append(AgentRuntime(org, org.get(name), policy))
         return sorted(runtimes, key=lambda r: r.member.id)
+
+    def _checked_policies(self, policies: Mapping[str, type[Policy]]) -> dict[str, type[Policy]]:
+        """``policies`` checked against the cast: each a subclass of the built-in policy of
+        that Agent's part, so that the driver can serve it."""
+        names = [a.name for a in self.spec.agents]
+        coordinators = self.spec.coordinator_names()
+        for name, kind in policies.items():
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise TypeError(
+                    f"policies[{name!r}]: no Agent of the mission file is called {name!r} "
+                    f"(its Agents: {', '.join(names)}){hint}"
+                )
+            part: type[Policy] = CoordinatorPolicy if name in coordinators else WorkerPolicy
+            if not (isinstance(kind, type) and issubclass(kind, part)):
+                role = "coordinates" if part is CoordinatorPolicy else "works"
+                raise TypeError(
+                    f"policies[{name!r}] is {kind!r}: {name} {role}, so the Sandbox runs a "
+                    f"subclass of {part.__name__} for it (override its hooks); another class "
+                    "would leave the Agent unserved"
+                )
+        return dict(policies)
 
     def is_worker(self, name: str) -> bool:
         """Whether ``name`` is an Agent of the mission file that works rather than coordinates
@@ -213,7 +248,9 @@ class Sandbox:
         if config is not None:
             options["scheduler"] = Scheduler(config)
         suffix = f":restart:{incarnation}" if incarnation else ""
-        return WorkerPolicy(
+        kind = self.policies.get(agent.name, WorkerPolicy)
+        assert issubclass(kind, WorkerPolicy)  # _checked_policies
+        return kind(
             capabilities=dict(agent.capabilities),
             max_concurrency=agent.max_concurrency,
             behaviour=agent.behaviour,

@@ -19,6 +19,12 @@ For each Mission it coordinates, every decision, most urgent first:
 5. submit the Mission for Approval with the exact Artifact set; plan corrective work after a
    change request; approve the child Missions it owns.
 
+**Hooks** (``CoordinatorHooks``): the decisions a subclass may change, each defaulting to the
+built-in behaviour: ``rank`` (order or filter the eligible Workers for an offer), ``plan`` (the
+WorkItems a Mission plans), ``discover`` (WorkItems found while the Mission runs) and
+``review`` (what to do about a submission). Whatever they decide goes through the Group
+Authority, which refuses what breaks a rule (verifying unreviewed work, say) as it would anyone's.
+
 Ports the driver may inject: ``content``, a verified Artifact content source (the sandbox's
 ``BlobStore``) for the review. Released Events arrive through ``observe`` (the runtime calls it):
 the outcomes they show feed the reliability Evidence of later offers. Everything else comes from
@@ -46,13 +52,23 @@ from ...protocol.tables import MissionState, WorkItemState
 from ..base import BasePolicy, Intent, View
 from ..dag import accepted_states
 from ..naming import agent_id, group_id, mission_id, short
-from ..specs import MissionSpec
+from ..specs import MissionSpec, WorkSpec
 from . import handover as handover
-from . import plan as plan
+from . import plan as planning
 from .contracts import ambiguities, clarified, dependency_policy
 from .index import Agenda, Due, MissionItems, OpenOffers, epoch_us
-from .offers import OfferBook, Roster, choose, offer_intent, offered_to_agent, owned_by_agent, rank
-from .review import ReviewBook, coordinator_checks, review
+from .offers import (
+    Candidate,
+    OfferBook,
+    Roster,
+    choose,
+    offer_intent,
+    offered_to_agent,
+    owned_by_agent,
+)
+from .offers import rank as rank_candidates
+from .review import ReviewBook, coordinator_checks
+from .review import review as review_intent
 
 W = WorkItemState
 _OWNED = (W.QUEUED, W.ACTIVE, W.BLOCKED)
@@ -111,20 +127,76 @@ class CoordinatorPolicy(BasePolicy):
     max_intents: int = 16
     offers: OfferBook = field(default_factory=OfferBook)
     reviews: ReviewBook = field(default_factory=ReviewBook)
-    plans: plan.PlanBook = field(default_factory=plan.PlanBook)
+    plans: planning.PlanBook = field(default_factory=planning.PlanBook)
     handovers: handover.HandoverBook = field(default_factory=handover.HandoverBook)
     #: Each Mission's WorkItems and their contract facts (see ``coordinator_index``).
     index: MissionItems = field(default_factory=MissionItems, init=False, repr=False)
     #: The replica's pending offers (see ``coordinator_index``).
     open_offers: OpenOffers = field(default_factory=OpenOffers, init=False, repr=False)
     #: Mission spec id → its plan for the current number of rework rounds.
-    _planned: dict[str, plan.Planned] = field(default_factory=dict, init=False, repr=False)
+    _planned: dict[str, planning.Planned] = field(default_factory=dict, init=False, repr=False)
     #: Mission spec id → the plan its agenda was made for, and the agenda.
-    _agendas: dict[str, tuple[plan.Planned, Agenda]] = field(
+    _agendas: dict[str, tuple[planning.Planned, Agenda]] = field(
         default_factory=dict, init=False, repr=False
     )
     #: The decision being made (None between decisions).
     _now: _Decision | None = field(default=None, init=False, repr=False)
+    #: Mission spec id → the WorkItems ``discover`` found so far, in the order found.
+    discovered: dict[str, list[WorkSpec]] = field(default_factory=dict, init=False)
+
+    # ------------------------------------------------------------------ hooks
+
+    def rank(
+        self, view: View, item: WorkItemRecord, candidates: list[Candidate], now_us: int
+    ) -> list[Candidate]:
+        """The eligible Workers for an offer of ``item``, best first: reorder or filter
+        ``candidates`` (already ranked by expected time to a verified result, ``offers.py``);
+        the first is offered the work (urgent work: the first few). Default: as given."""
+        return candidates
+
+    def plan(self, spec: MissionSpec, rework: int) -> list[WorkSpec]:
+        """The WorkItems Mission ``spec`` plans after ``rework`` rounds of changes requested by
+        its owner. Default: the mission file's, plus corrective work on the final ones."""
+        return planning.planned(spec, rework)
+
+    def discover(
+        self,
+        view: View,
+        spec: MissionSpec,
+        items: Mapping[str, WorkItemRecord],
+        now_us: int,
+    ) -> list[WorkSpec]:
+        """WorkItems found while Mission ``spec`` runs (an evolving DAG), given its WorkItems so
+        far (``items``, by ID); each is planned once (by ``id``) and authorized once its
+        dependencies exist. Default: none (the mission file's ``discovered_after`` covers
+        work found after other work is verified)."""
+        return []
+
+    def review(
+        self,
+        view: View,
+        item: WorkItemRecord,
+        items: Mapping[str, WorkItemRecord],
+        now_us: int,
+    ) -> Intent | None:
+        """What to do about the submitted ``item``: by default the review of §13.2 (integrity,
+        deterministic checks, reviewer Evidence, the combined evaluation), which accepts the
+        result (``work.accept_result`` with the review's Evidence), fails it, asks a reviewer
+        or waits (None)."""
+        mission = view.state.missions[item.mission_id]
+        spec = next((s for s in self.missions if mission_id(s.id) == item.mission_id), None)
+        reviewer = self._reviewer(self._plan_of(spec), item) if spec is not None else None
+        return review_intent(
+            view,
+            item,
+            items,
+            now_us,
+            content=self.content,
+            checks=self.checks,
+            book=self.reviews,
+            reviewer=reviewer,
+            deadline=mission.deadline,
+        )
 
     # ------------------------------------------------------------------ reading the view
 
@@ -164,14 +236,38 @@ class CoordinatorPolicy(BasePolicy):
             return _Decision(view, now_us, self.open_offers)
         return now
 
-    def _plan_of(self, spec: MissionSpec) -> plan.Planned:
+    def _plan_of(self, spec: MissionSpec) -> planning.Planned:
         """The Mission's planned WorkItems for its current number of rework rounds."""
         rework = self.plans.rework.get(spec.id, 0)
+        found = tuple(self.discovered.get(spec.id, ()))
         known = self._planned.get(spec.id)
-        if known is None or known.spec is not spec or known.rework != rework:
-            known = plan.Planned.of(spec, rework)
+        if (
+            known is None
+            or known.spec is not spec
+            or known.rework != rework
+            or known.found != len(found)
+        ):
+            known = planning.Planned.of(spec, rework, self.plan(spec, rework), found)
             self._planned[spec.id] = known
         return known
+
+    def _discover(
+        self, view: View, spec: MissionSpec, items: Mapping[str, WorkItemRecord], now_us: int
+    ) -> None:
+        found = self.discover(view, spec, items, now_us)
+        if not found:
+            return
+        known = self.discovered.setdefault(spec.id, [])
+        ids = {w.id for w in spec.work} | {w.id for w in known}
+        for work in found:
+            if not isinstance(work, WorkSpec):
+                raise TypeError(
+                    f"{type(self).__name__}.discover returned {type(work).__name__}; it returns "
+                    "WorkSpec values (WorkSpec(id=..., goal=..., capability=(ID, version), ...))"
+                )
+            if work.id not in ids:
+                known.append(work)
+                ids.add(work.id)
 
     def _decisions(self, view: View, now_us: int) -> Iterator[Intent]:
         for spec in self.missions:
@@ -210,7 +306,7 @@ class CoordinatorPolicy(BasePolicy):
                 if update is not None:
                     yield update
             yield from self._plan(view, spec, mission, items, now_us)
-        yield from plan.approve_children(view, now_us, self.plans)
+        yield from planning.approve_children(view, now_us, self.plans)
 
     def _renew(self, view: View, mission: MissionRecord, now_us: int) -> Intent | None:
         lease = view.state.leases.get(mission.coordinator_lease_id or "")
@@ -230,7 +326,7 @@ class CoordinatorPolicy(BasePolicy):
         self, spec: MissionSpec, mission: MissionRecord, items: dict[str, WorkItemRecord]
     ) -> None:
         """A replacement learns the plan's progress from the log, not from its predecessor."""
-        rounds = plan.rework_rounds(spec, items)
+        rounds = planning.rework_rounds(spec, items)
         self.plans.rework[spec.id] = rounds
         if rounds and mission.submitted_revision is not None:
             self.plans.replanned_for[spec.id] = mission.submitted_revision
@@ -250,6 +346,7 @@ class CoordinatorPolicy(BasePolicy):
             # the human requested changes: plan corrective WorkItems (§7.3), keep the old ones
             self.plans.replanned_for[spec.id] = mission.submitted_revision
             self.observe_changes_requested(spec.id)
+        self._discover(view, spec, items, now_us)
         planned = self._plan_of(spec)
         works = planned.works
         owned = self._decision(view, now_us).owned
@@ -259,36 +356,26 @@ class CoordinatorPolicy(BasePolicy):
         for wid in sorted(agenda.submitted):
             item = items[wid]
             if item.state is W.SUBMITTED:
-                intent = review(
-                    view,
-                    item,
-                    items,
-                    now_us,
-                    content=self.content,
-                    checks=self.checks,
-                    book=self.reviews,
-                    reviewer=self._reviewer(planned, item),
-                    deadline=mission.deadline,
-                )
+                intent = self.review(view, item, items, now_us)
                 if intent is not None:
                     yield intent
         pending = planned.unauthorized(items)
-        yield from plan.authorizations(spec, pending, items, mission, self.start_us)
-        yield from plan.proposal_intents(view, spec, mission, items, self.plans)
+        yield from planning.authorizations(spec, pending, items, mission, self.start_us)
+        yield from planning.proposal_intents(view, spec, mission, items, self.plans)
         by_id = planned.by_id
         for wid in agenda.due(now_us):  # the others are idle: ``_advance`` would do nothing
             intent = self._advance(view, spec, by_id, items[wid], items, owned, now_us)
             if intent is not None:
                 yield intent
-        submit = plan.submission(spec, works, items, planned.ids)
+        submit = planning.submission(spec, works, items, planned.ids)
         if submit is not None:
             yield submit
 
-    def _reviewer(self, planned: plan.Planned, item: WorkItemRecord) -> str | None:
+    def _reviewer(self, planned: planning.Planned, item: WorkItemRecord) -> str | None:
         work = planned.declared.get(short(item.work_item_id))
         return agent_id(work.reviewed_by) if work and work.reviewed_by else None
 
-    def _agenda_of(self, spec: MissionSpec, planned: plan.Planned) -> Agenda:
+    def _agenda_of(self, spec: MissionSpec, planned: planning.Planned) -> Agenda:
         """The Mission's agenda for its current plan (a new plan classifies everything)."""
         known = self._agendas.get(spec.id)
         if known is None or known[0] is not planned:
@@ -334,7 +421,7 @@ class CoordinatorPolicy(BasePolicy):
             accepted_states(dependency_policy(item.contract))  # raises DependencyPolicyError
         eligible = facts.satisfied(items)
         if work is not None and work.child is not None:
-            return plan.create_child(spec, work, item, self.start_us) if eligible else None
+            return planning.create_child(spec, work, item, self.start_us) if eligible else None
         if item.state in (W.OPEN, W.OFFERED, W.FAILED) and now_us >= facts.deadline_us:
             return self._give_up(item, f"missed its deadline {item.contract['deadline']}")
         if item.state is W.FAILED:
@@ -391,7 +478,7 @@ class CoordinatorPolicy(BasePolicy):
         decision = self._decision(view, now_us)
 
         def ranked() -> list[Any]:
-            return rank(
+            found = rank_candidates(
                 view,
                 item,
                 now_us,
@@ -403,6 +490,7 @@ class CoordinatorPolicy(BasePolicy):
                 only=only,
                 roster=decision.roster,
             )
+            return self.rank(view, item, found, now_us) if found else found
 
         candidates = ranked()
         if (
@@ -537,7 +625,7 @@ class CoordinatorPolicy(BasePolicy):
 
     def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
         """Learn from what became of an Intent."""
-        plan.note_proposal_outcome(intent, outcome.ok, self.plans)
+        planning.note_proposal_outcome(intent, outcome.ok, self.plans)
         handover.note_package(intent, outcome.ok, self.handovers)
         if intent.tag.startswith("reconcile:") and outcome.ok:
             mid, epoch = intent.tag[len("reconcile:") :].rsplit(":", 1)

@@ -81,19 +81,31 @@ class Planned:
     #: The planned WorkItems not authorized yet, as last seen (WorkItems are never deleted, so
     #: once authorized a WorkItem leaves this list for good).
     pending: list[WorkSpec]
+    #: How many of ``works`` were discovered while the Mission runs (they come last).
+    found: int = 0
 
     @classmethod
-    def of(cls, spec: MissionSpec, rework: int) -> Planned:
-        """The plan of ``spec`` after ``rework`` rounds of corrective work."""
-        works = planned(spec, rework)
+    def of(
+        cls,
+        spec: MissionSpec,
+        rework: int,
+        works: list[WorkSpec] | None = None,
+        discovered: tuple[WorkSpec, ...] = (),
+    ) -> Planned:
+        """The plan of ``spec`` after ``rework`` rounds of corrective work (``works``: that
+        plan, when the Coordinator's ``plan`` hook made it), with the WorkItems ``discovered``
+        while the Mission runs."""
+        works = [*(planned(spec, rework) if works is None else works), *discovered]
         return cls(
             spec=spec,
             rework=rework,
             works=works,
             by_id={w.id: w for w in works},
-            declared={w.id: w for w in reversed(spec.work)},  # the first of an ID wins
+            # the first of an ID wins
+            declared={w.id: w for w in reversed([*spec.work, *discovered])},
             ids=frozenset(work_item_id(spec.id, w.id) for w in works),
             pending=list(works),
+            found=len(discovered),
         )
 
     def unauthorized(self, items: Mapping[str, WorkItemRecord]) -> list[WorkSpec]:
