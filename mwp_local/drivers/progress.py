@@ -14,7 +14,6 @@ Reads only; decides nothing (the Authority and the agents do).
 from __future__ import annotations
 
 import json
-
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any

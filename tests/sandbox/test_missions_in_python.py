@@ -5,6 +5,7 @@ as it runs the TOML."""
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,8 +71,10 @@ def test_every_sample_survives_toml_to_python_to_toml(path: Path) -> None:
     scenario = Scenario.load(path)
     text = scenario.to_toml()
     assert Scenario.from_toml(text) == scenario
-    # the same Missions, checked the same way, as the original file
-    assert parse(tomllib.loads(text), name=path.stem, source=str(path)) == load(path)
+    # the same Missions, checked the same way, as the original file; only the content hash
+    # differs, as it hashes the tables as written (the rewritten file spells out the defaults)
+    again = parse(tomllib.loads(text), name=path.stem, source=str(path))
+    assert replace(again, content_hash="") == replace(load(path), content_hash="")
 
 
 def test_a_scenario_in_python_runs_to_approval_like_its_toml(tmp_path: Path) -> None:
