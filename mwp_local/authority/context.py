@@ -52,6 +52,9 @@ class Context:
     identity: Identity
     tables: StateTables = PROTOCOL_TABLES
     command: CommandView | None = None
+    #: The aggregate (``"work_item"`` or ``"mission"``) whose ``expectedRevision`` check the
+    #: pipeline left to the Command's table row, to run after the table (``decide``).
+    revision_after_table: str | None = None
     _counter: int = 0
 
     @property

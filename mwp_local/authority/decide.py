@@ -1,8 +1,9 @@
 """Deciding one transition from its table row: the row, the subject, the guards, the target.
 
-``decide`` serves a Command's own row: it finds the row the Command's kind drives, runs the
-row's fences, checks the subject's state against the row's sources (``INVALID_STATE_TRANSITION``
-from the table), runs the row's guards and settles the target. ``follow`` does the same for a
+``decide`` serves a Command's own row: it finds the row the Command's kind drives, checks the
+subject's state against the row's sources (``INVALID_STATE_TRANSITION`` from the table, before
+anything else about the subject), runs the row's fences and then its guards, and settles the
+target. ``follow`` does the same for a
 row a cause drives inside another Command (a parent Mission's end reaching its WorkItems, a child
 Mission's outcome reaching its parent WorkItem, a replacement Session). Either returns a
 ``Decision``: the handler adds what is specific to its Command (payload checks) and builds the
@@ -20,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..protocol.errors import ProtocolError
 from ..protocol.tables import TransitionTable
+from . import fences
 from . import guards as _guards  # noqa: F401  (registers every guard a row may name)
 from .command import CommandView
 from .context import Context
@@ -73,17 +76,48 @@ def decide(
     binding: dict[str, Any] | None = None,
 ) -> Decision:
     """Decide the row of ``table`` that ``cmd``'s kind drives, for the subject ``resolve``
-    finds: fences, then the source state, then guards, then the target."""
+    finds: the source state, then fences, then guards, then the target."""
     row = table.for_command(cmd.kind)
     if row is None:
         raise ValueError(f"the {table.aggregate} table has no row for {cmd.kind}")
     decision = Decision(ctx=ctx, cmd=cmd, table=table, row=row, resolve=resolve, binding=binding)
-    # Fences first, then the table: a stale actor learns it is stale before it learns the state
-    # is wrong. To check the table first, swap the next two lines.
+    # The table first: a transition the table forbids is INVALID_STATE_TRANSITION whatever else
+    # is wrong with the Command (§10.2); then the row's fences (role, ownership, lease,
+    # compare-and-set), then its guards. Who the sender is (signature, freshness, Session,
+    # Membership and Coordinator Epochs) the pipeline checked before any state was read.
+    _lookup(decision)
     _run(decision, row.fences)
-    table.lookup(decision.source, row.transition, subject=decision.subject.name)
+    _deferred_revision(decision)
     _run(decision, row.guards)
     return _settle(decision)
+
+
+def _lookup(decision: Decision) -> None:
+    """The table's verdict on the subject's state; when it refuses, the row's ``refusals`` may
+    name the more specific code of why (they never allow what the table forbids)."""
+    row = decision.row
+    try:
+        decision.table.lookup(decision.source, row.transition, subject=decision.subject.name)
+    except ProtocolError:
+        _run(decision, row.refusals)
+        raise
+
+
+#: The pipeline's name of the aggregate each table moves (``CommandSpec.aggregate``).
+_AGGREGATE = {"WorkItem": "work_item", "Mission": "mission"}
+
+
+def _deferred_revision(decision: Decision) -> None:
+    """The compare-and-set the pipeline left to the row (``Context.revision_after_table``): the
+    Command's ``expectedRevision`` against the subject's revision, after the table (§15.3)."""
+    ctx, cmd = decision.ctx, decision.cmd
+    if cmd is None or ctx.revision_after_table != _AGGREGATE.get(decision.table.aggregate):
+        return
+    record = decision.subject.record
+    if isinstance(record, MissionRecord):
+        fences.revision(record.revision, cmd, "the Mission")
+    elif record is not None:
+        fences.revision(record.revision, cmd, f"WorkItem {decision.subject.name}")
 
 
 def follow(
@@ -101,7 +135,7 @@ def follow(
     decision = Decision(
         ctx=ctx, cmd=ctx.command, table=table, row=row, resolve=lambda: subject, child=child
     )
+    _lookup(decision)
     _run(decision, row.fences)
-    table.lookup(subject.state, row.transition, subject=subject.name)
     _run(decision, row.guards)
     return _settle(decision)

@@ -14,12 +14,13 @@ are brought up to date from the Authority's current state, so that the one that 
   current one, lower where a lower one exists (``AUTH_STALE_SESSION``, ``MEMBERSHIP_STALE``,
   ``AUTH_STALE_COORDINATOR``);
 * ``stale_ownership``: an Ownership Epoch below the WorkItem's current one
-  (``WORK_STALE_OWNERSHIP``); not built from ``work.start``, whose handler consults the state
-  table before the Ownership Epoch (so a stale ``work.start`` on an item that is no longer
-  ``queued`` is refused ``INVALID_STATE_TRANSITION``, unlike the documented pipeline order;
-  ``tests/campaign/test_forgery.py`` keeps that case as a strict expected failure);
+  (``WORK_STALE_OWNERSHIP``);
 * ``stale_lease``: the current owner citing an Execution Lease that is no longer its current one
   (``WORK_LEASE_EXPIRED``).
+
+The Authority checks the state tables before a row's fences (a transition the table forbids is
+``INVALID_STATE_TRANSITION`` whatever else is wrong), so the last two are built only from a
+Command whose kind the WorkItem's current state allows: the fence under test then decides.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from ..authority.model import WorkItemRecord
 from ..authority.organization import Organization
 from ..authority.state import AuthorityState
 from ..protocol.errors import ErrorCode
 from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
+from ..protocol.tables import IN_STATE_ACTIONS, PROTOCOL_TABLES, WorkItemAction
 from ..protocol.timestamps import format_utc
 
 E = ErrorCode
@@ -58,6 +61,16 @@ class Forgery:
     expected: ErrorCode
     actor: str
     action_id: str
+
+
+def _state_allows(kind: str, item: WorkItemRecord) -> bool:
+    """Whether the WorkItem's current state allows a Command of ``kind`` (its row of the
+    WorkItem table, or the states of an in-state action)."""
+    row = PROTOCOL_TABLES.work_item.for_command(kind)
+    if row is not None:
+        return item.state in row.sources
+    action = next((a for a in WorkItemAction if a.value == kind), None)
+    return action is None or item.state in IN_STATE_ACTIONS[action]
 
 
 def _stale(current: int) -> int:
@@ -200,8 +213,8 @@ class Forger:
             return (
                 "ownershipEpoch" in t["payload"]
                 and "coordinatorEpoch" not in t
-                and t["kind"] != "work.start"
                 and item is not None
+                and _state_allows(t["kind"], item)
                 and item.ownership_epoch > 1
                 and self._member(t)
             )
@@ -225,6 +238,7 @@ class Forger:
                 and item.owner is not None
                 and item.owner["agentId"] == t["actor"]["id"]
                 and t["payload"]["leaseId"] != item.execution_lease_id
+                and _state_allows(t["kind"], item)
                 and self._member(t)
             )
 

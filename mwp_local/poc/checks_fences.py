@@ -221,7 +221,11 @@ def lease_expiry_reassigned(ev: Evidence) -> Verdict:
 
 @check("lease_expiry_rejected", "the expired owner's late Command was refused", S)
 def lease_expiry_rejected(ev: Evidence) -> Verdict:
-    return _probe_rejected(ev, "late_result", "WORK_STALE_OWNERSHIP", "WORK_LEASE_EXPIRED")
+    # After the run the reassigned WorkItem is verified: the table refuses the late submission
+    # before any fence (INVALID_STATE_TRANSITION); while it runs, its Ownership Epoch does.
+    return _probe_rejected(
+        ev, "late_result", "WORK_STALE_OWNERSHIP", "WORK_LEASE_EXPIRED", "INVALID_STATE_TRANSITION"
+    )
 
 
 @check(

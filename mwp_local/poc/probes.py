@@ -9,9 +9,10 @@ the log by the checks (receipts, rejections, Events). Probes never decide a verd
 Phases: ``during`` (once, at the restart point: Worker-to-Worker conversation, a Worker
 proposal, a Context Package for a later reviewer, a Command under the restarted Worker's old
 Session), ``step`` (after each step run step by step: a lost race's late acceptance, an
-acceptance of an offer that has expired) and ``after`` (forged and stale Commands built by the
-campaign's ``Forger``, a duplicate Command, a late result from a replaced owner, reusable
-knowledge published by the Organization).
+acceptance of an offer that has expired, a stale Ownership Epoch and a superseded Lease ID
+forged while a WorkItem's state lets the fence decide) and ``after`` (the other forged and
+stale Commands built by the campaign's ``Forger``, a duplicate Command, a late result from a
+replaced owner, reusable knowledge published by the Organization).
 """
 
 from __future__ import annotations
@@ -212,10 +213,54 @@ def _during(sb: Sandbox, rec: Recorder) -> None:
 # --------------------------------------------------------------------------- each step
 
 
+#: Forgeries of a row's fences: built while some WorkItem is in a state whose table row allows
+#: the forged Command's kind (the table is checked first, so only then does the fence decide).
+FENCE_FORGERIES = ("stale_ownership", "stale_lease")
+
+
+def _fence_forgeable(state: Any, variant: str) -> bool:
+    """A cheap look at the state before any receipt is read: is there a WorkItem a forgery of
+    ``variant`` could be about?"""
+    for item in state.work_items.values():
+        if variant == "stale_ownership" and item.ownership_epoch > 1:
+            if str(item.state) in ("queued", "active"):
+                return True
+        elif variant == "stale_lease" and item.owner is not None and str(item.state) == "active":
+            holder = item.owner["agentId"]
+            if any(
+                lease.work_item_id == item.work_item_id
+                and lease.holder_agent_id == holder
+                and lease.lease_type == "execution"
+                and lease.lease_id != item.execution_lease_id
+                for lease in state.leases.values()
+            ):
+                return True
+    return False
+
+
+def _fence_forgeries(sb: Sandbox, rec: Recorder, done: set[str]) -> None:
+    """Forged stale Ownership Epochs and Lease IDs, while a WorkItem can show the fence."""
+    from ..campaign.forgery import Forger
+
+    state = sb.log.state
+    wanted = [v for v in FENCE_FORGERIES if f"forged:{v}" not in done]
+    wanted = [v for v in wanted if _fence_forgeable(state, v)]
+    if not wanted:
+        return
+    docs = [d for d in _receipt_docs(sb) if BOUNDED_OFFLINE not in (d.get("extensions") or {})]
+    for variant in wanted:
+        rng = random.Random(f"{sb.seed}:probes:{variant}")
+        forgery = Forger(sb.log.org, state, docs, sb.clock.now_us(), rng).make((variant,))
+        if forgery is not None:
+            done.add(f"forged:{variant}")
+            _submit(sb, rec, f"forged:{variant}", forgery.data)
+
+
 def step_probes(sb: Sandbox, rec: Recorder, done: set[str]) -> None:
     """Probes whose moment comes during the run (each fires once)."""
     state = sb.log.state
     now = sb.clock.now_us()
+    _fence_forgeries(sb, rec, done)
     if "lost_race" not in done:
         lost = next(
             (
@@ -283,6 +328,8 @@ def _after(sb: Sandbox, rec: Recorder) -> None:
     templates = [d for d in docs if BOUNDED_OFFLINE not in (d.get("extensions") or {})]
     forger = Forger(sb.log.org, sb.log.state, templates, sb.clock.now_us(), rng)
     for variant in (*FORGED, *STALE):
+        if variant in FENCE_FORGERIES:
+            continue  # made during the run (``_fence_forgeries``)
         forgery = forger.make((variant,))
         if forgery is not None:
             _submit(sb, rec, f"forged:{variant}", forgery.data)

@@ -98,7 +98,16 @@ def test_an_owner_that_stops_renewing_is_replaced_and_its_late_result_is_only_au
     raw["missions"][0]["work"][0]["duration"] = "1h"
     raw["faults"] = [{"agent": "w1", "kind": "pause", "at": "10m", "for": "3h"}]
     sandbox = make(tmp_path, raw)
-    run_until(sandbox, lambda s: has_item(s, "a") and item(s, "a").ownership_epoch == 2)
+    # until the new owner executes it: the table then allows a submission, and the old owner's
+    # Ownership Epoch is what refuses its late one
+    run_until(
+        sandbox,
+        lambda s: (
+            has_item(s, "a")
+            and item(s, "a").ownership_epoch == 2
+            and str(item(s, "a").state) == "active"
+        ),
+    )
     a = item(sandbox, "a")
     assert a.owner is not None and a.owner["agentId"] == agent_id("w2")
     started = events(sandbox, "work.started")[0]

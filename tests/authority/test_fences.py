@@ -112,6 +112,7 @@ def test_a_reassigned_items_old_owner_is_fenced_by_ownership_epoch(world: World)
     world.advance(world.authority.config.execution_lease_us / 1e6 + 1)  # lease runs out
     world.offer(WID, "worker-b")
     world.accept(WID, "worker-b")
+    world.start(WID, "worker-b")  # active again: the table allows a checkpoint, the fence decides
     assert world.state.work_items[WID].ownership_epoch == 2
     world.refuse(
         "WORK_STALE_OWNERSHIP",

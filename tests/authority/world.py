@@ -334,6 +334,54 @@ class World:
         )
         return str(manifest["contentHash"])
 
+    # ------------------------------------------------------------------ review (§13.2)
+
+    def review(self, wid: str, reviewer: str = "coordinator", **options: Any) -> Any:
+        """The Coordinator's ordered review of the submission (``review_submission``), as the
+        sandbox's Coordinator makes it; a World keeps no blobs, so its content source trusts
+        the manifests, and a registered deterministic test passes for every criterion that
+        requires one. ``options`` go to ``review_submission`` (``reviewer_evidence``, …)."""
+        from mwp_local.artifacts.checks import CheckOutcome, CheckRegistry
+        from mwp_local.artifacts.review import review_submission
+
+        checks = CheckRegistry()
+
+        @checks.register("world-tests", evidence_type="deterministic_test")
+        def _tests(review: Any) -> CheckOutcome:
+            return CheckOutcome(result="passed", method="the World's test suite")  # type: ignore[arg-type]
+
+        options.setdefault("checks", checks)
+        return review_submission(
+            self.state.work_items[wid],
+            manifests=self.state.artifacts,
+            source=_ManifestSource(self.state.artifacts),
+            reviewer=self.org.get(reviewer),
+            registry=self.state.registry,
+            now=format_utc(self.now_us),
+            **options,
+        )
+
+    def accept_result(self, wid: str, reviewer: str = "coordinator", **over: Any) -> Accepted:
+        """Accept the submission of ``wid`` with its review (what ``work.accept_result``
+        carries: the review's Evidence in the §13.2 order and the retained record)."""
+        payload = self.review(wid, reviewer).accept_result_payload()
+        return self.ok(reviewer, "work.accept_result", payload, **over)
+
+
+class _ManifestSource:
+    """A content source that takes each published manifest's word (a World stores no blobs)."""
+
+    def __init__(self, manifests: dict[str, dict[str, Any]]) -> None:
+        self.manifests = manifests
+
+    def get(self, sha256: str, *, name: str | None = None) -> bytes:
+        return b""
+
+    def verify(self, sha256: str, *, name: str | None = None) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(size=self.manifests[sha256]["sizeBytes"])
+
 
 class LoggedWorld(World):
     """A World whose Commands go through a GroupLog on a real store (decide, commit, ack).

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from mwp_local.authority import Rejected
 from mwp_local.campaign.forgery import FORGED, STALE, Forger
@@ -50,45 +53,59 @@ def test_every_forgery_is_refused_with_its_code_and_changes_nothing(tmp_path: Pa
     assert set(refused) == set(FORGED + STALE), refused
 
 
-def test_a_stale_work_start_is_refused_for_its_stale_ownership_epoch(tmp_path: Path) -> None:
-    """The documented pipeline order puts Ownership Epochs before the state tables; a delayed
-    ``work.start`` of a replaced owner is refused as stale, whatever state the item is in."""
-    sandbox = Sandbox(
-        tmp_path / "run", REPO / "sample_missions" / "retries.toml", worker_files=False
-    )
-    while sandbox.step() is not None:
-        stale = [
-            (item, receipt)
-            for receipt in sandbox.log.store.receipts()
-            if receipt.kind == "work.start"
-            and (
-                item := sandbox.log.state.work_items[
-                    parse_strict(receipt.command_document)["payload"]["workItemId"]
-                ]
-            ).ownership_epoch
-            > parse_strict(receipt.command_document)["payload"]["ownershipEpoch"]
-            and str(item.state) != "queued"
-        ]
-        if stale:
-            break
-    assert stale, "the mission reassigns a WorkItem"
-    item, receipt = stale[0]
-    command = parse_strict(receipt.command_document)
+def _stale_start(sandbox: Sandbox, queued: bool) -> tuple[Any, dict[str, Any]] | None:
+    """A replaced owner's accepted ``work.start`` whose WorkItem is now (not) ``queued``."""
+    for receipt in sandbox.log.store.receipts():
+        if receipt.kind != "work.start":
+            continue
+        command = parse_strict(receipt.command_document)
+        item = sandbox.log.state.work_items[command["payload"]["workItemId"]]
+        if (
+            item.ownership_epoch > command["payload"]["ownershipEpoch"]
+            and (str(item.state) == "queued") is queued
+        ):
+            return item, command
+    return None
+
+
+def _resend(sandbox: Sandbox, command: dict[str, Any]) -> Any:
+    """The delayed ``work.start`` again, with a new Action ID, now, its Session current."""
     now = sandbox.clock.now_us()
-    command.pop("signature")
-    command["actionId"] = "urn:uuid:00000000-0000-4000-8000-000000000001"
-    command["issuedAt"] = timestamp(now).text
     data = sandbox.log.org.command(
         command["actor"]["id"],
         "work.start",
         command["payload"],
-        issued_at=command["issuedAt"],
+        issued_at=timestamp(now).text,
         group_id=command["groupId"],
         session_epoch=sandbox.log.state.agents[command["actor"]["id"]].session_epoch,
         membership_epoch=command["membershipEpoch"],
-        action_id=command["actionId"],
+        action_id="urn:uuid:00000000-0000-4000-8000-000000000001",
     )
-    outcome = sandbox.log.submit(data, timestamp(now))
+    return sandbox.log.submit(data, timestamp(now))
+
+
+@pytest.mark.req("MWP-WRK-003")
+@pytest.mark.req("MWP-WRK-019")
+def test_a_stale_work_start_is_refused_by_the_table_first_then_by_its_ownership_epoch(
+    tmp_path: Path,
+) -> None:
+    """The table before the fences (§10.2): a replaced owner's delayed ``work.start`` on an item
+    that is no longer ``queued`` is INVALID_STATE_TRANSITION; on a queued item, whose table
+    allows a start, its stale Ownership Epoch refuses it (WORK_STALE_OWNERSHIP)."""
+    sandbox = Sandbox(
+        tmp_path / "run", REPO / "sample_missions" / "retries.toml", worker_files=False
+    )
+    codes: dict[bool, str] = {}
+    while sandbox.step() is not None and len(codes) < 2:
+        for queued in (False, True):
+            found = _stale_start(sandbox, queued) if queued not in codes else None
+            if found is None:
+                continue
+            before = sandbox.log.store.chain_head()
+            outcome = _resend(sandbox, found[1])
+            assert isinstance(outcome, Rejected)
+            assert sandbox.log.store.chain_head() == before
+            codes[queued] = outcome.error.code.value
     sandbox.close()
-    assert isinstance(outcome, Rejected)
-    assert outcome.error.code.value == "WORK_STALE_OWNERSHIP", outcome.error
+    assert codes.get(False) == "INVALID_STATE_TRANSITION", codes
+    assert codes.get(True, "WORK_STALE_OWNERSHIP") == "WORK_STALE_OWNERSHIP", codes

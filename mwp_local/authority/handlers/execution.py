@@ -4,9 +4,9 @@ Lease, renew it, checkpoint, block, publish Artifacts, record usage, submit, fai
 Every one of them after ``work.start`` must cite the current Execution Lease ID and Ownership
 Epoch: a delayed Command with an older Lease ID is refused even if the epoch is unchanged
 (MWP-WRK-013). Checkpoint, block and submit release the lease; failure revokes it. The row of
-each transition (``decide``) runs the owner and lease fences before the source state is checked;
-the in-state actions (renew, publish, record usage) check the same fences, then
-``IN_STATE_ACTIONS``.
+each transition (``decide``) checks the source state first, then runs the owner and lease
+fences; the in-state actions (renew, publish, record usage) check ``IN_STATE_ACTIONS`` first,
+then the same fences.
 """
 
 from __future__ import annotations
@@ -57,31 +57,31 @@ def _progress(cmd: CommandView, source: Any) -> dict[str, Any] | None:
 
 
 def _in_state(ctx: Context, cmd: CommandView, action: WorkItemAction) -> tuple[WorkItemRecord, Any]:
-    """The item of an in-state action, checked in the pipeline's order: Ownership Epoch, Lease
-    ID, then the states ``IN_STATE_ACTIONS`` allows."""
+    """The item of an in-state action, checked in the order of a row: the states
+    ``IN_STATE_ACTIONS`` allows first, then the Ownership Epoch and the Lease ID."""
     item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    fences.owner(ctx, cmd, item)
-    lease = fences.execution_lease(ctx, cmd, item)
     if item.state not in IN_STATE_ACTIONS[action]:
         raise ProtocolError(
             ErrorCode.INVALID_STATE_TRANSITION,
             f"{action} needs WorkItem {item.work_item_id} to be active; it is {item.state}.",
             rule="in-state actions of a WorkItem",
         )
+    fences.owner(ctx, cmd, item)
+    lease = fences.execution_lease(ctx, cmd, item)
     return item, lease
 
 
 def _executing(ctx: Context, cmd: CommandView) -> tuple[Decision, Any]:
-    """The owner's move of its executing item (its row's fences check the Ownership Epoch and
-    the Execution Lease before the table checks the state) and the lease it cites."""
+    """The owner's move of its executing item (the table checks the state, then its row's fences
+    check the Ownership Epoch and the Execution Lease) and the lease it cites."""
     move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
     return move, move.lease
 
 
 @command(C.WORK_START, aggregate="work_item")
 def start(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
-    """The owner starts work under a fresh Execution Lease (§11.3); the Ownership Epoch fence
-    comes before the table, in the pipeline's order, so a stale owner learns it is stale."""
+    """The owner starts work under a fresh Execution Lease (§11.3): from ``queued`` only (the
+    table first), by the owner at its current Ownership Epoch."""
     move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
     item, ownership = move.item, move.lease
     assert ownership is not None

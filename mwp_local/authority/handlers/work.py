@@ -171,13 +171,13 @@ def authorize(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
 def add_dependency(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Add dependencies to a WorkItem as discoveries occur; cycles are refused (§10.4)."""
     item = ctx.work_item(cmd.payload.get("workItemId"), cmd.group_id)
-    fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
     if item.state not in IN_STATE_ACTIONS[WorkItemAction.ADD_DEPENDENCY]:
         raise ProtocolError(
             ErrorCode.INVALID_STATE_TRANSITION,
             f"Dependencies can be added to a WorkItem that is open, offered, queued or blocked; "
             f"{item.work_item_id} is {item.state}.",
         )
+    fences.revision(item.revision, cmd, f"WorkItem {item.work_item_id}")
     adding = payload_field(cmd, "dependsOn", list)
     for dep in adding:
         dep_item = ctx.state.work_items.get(dep) if isinstance(dep, str) else None

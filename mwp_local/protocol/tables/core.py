@@ -63,10 +63,13 @@ class Row(Generic[S, T]):
     several (``("payload", "toState")``). ``mark`` tells this row's Events from another row's of
     the same kind and cause (``payload.childMissionId``).
 
-    ``fences`` and ``guards`` name the Authority's checks, run in order: the fences before the
-    source state is checked (role, epochs, leases, compare-and-set: a stale actor learns first
-    that it is stale), the guards after it (conditions on the state; a guard may choose among
-    several targets). Payload checks are the handler's, not the row's.
+    ``fences`` and ``guards`` name the Authority's checks, run in order after the source state
+    is checked (a transition the table forbids is ``INVALID_STATE_TRANSITION`` whatever else is
+    wrong): the fences first (role, ownership, leases, compare-and-set), then the guards
+    (conditions on the state; a guard may choose among several targets). ``refusals`` run only
+    when the table forbids the transition, to name the more specific section-19 code of why the
+    state is what it is (a lost race: ``WORK_ALREADY_OWNED``); they never allow anything.
+    Payload checks are the handler's, not the row's.
     """
 
     transition: T
@@ -77,6 +80,7 @@ class Row(Generic[S, T]):
     mark: Mark | None = None
     fences: tuple[str, ...] = ()
     guards: tuple[str, ...] = ()
+    refusals: tuple[str, ...] = ()
     note: str = ""
 
     @property
@@ -96,8 +100,9 @@ class Row(Generic[S, T]):
 
     @property
     def checks(self) -> tuple[str, ...]:
-        """Every guard name the row uses, fences first, in the order they run."""
-        return self.fences + self.guards
+        """Every guard name the row uses: the refusals (run only when the table forbids the
+        transition), then the fences and the guards, in the order they run."""
+        return self.refusals + self.fences + self.guards
 
     def event_for(self, target: S) -> str:
         """The Event kind that records the move to ``target``."""

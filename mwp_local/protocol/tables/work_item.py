@@ -91,7 +91,7 @@ WORK_ITEM_TABLE: TransitionTable[WorkItemState, WorkTransition] = TransitionTabl
             sources=frozenset({W.OFFERED}),
             targets=(W.QUEUED,),
             events=(E.WORK_OFFER_ACCEPTED,),
-            fences=("offer_not_lost",),
+            refusals=("offer_not_lost",),
             guards=(
                 "offer_for_actor",
                 "offer_not_expired",
