@@ -2,7 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RatePolicy:
+    """A per-Principal rate limit (§20 "limits on Message and proposal rates"): at most
+    ``max_commands`` accepted Commands of one Principal within any ``window_us`` microseconds,
+    counting only ``kinds`` when given. Organization control services (bootstrap, policy) are
+    not limited. A Command over the limit is refused ``RATE_LIMITED`` (retryable: it may be
+    sent again once the window has moved on) and changes nothing."""
+
+    max_commands: int
+    window_us: int
+    kinds: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_commands < 1 or self.window_us <= 0:
+            raise ValueError("a rate policy allows at least one Command in a positive window")
+
+    def counts(self, kind: str) -> bool:
+        """Whether Commands of ``kind`` count against the limit."""
+        return self.kinds is None or kind in self.kinds
+
+    def applies_to(self, principal_id: str, kind: str, services: Collection[str]) -> bool:
+        """Whether a Command of ``kind`` from ``principal_id`` is limited (``services``: the
+        Organization's control services, which are not)."""
+        return self.counts(kind) and principal_id not in services
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,3 +57,6 @@ class AuthorityConfig:
     coordinator_lease_us: int = 1_800_000_000
     #: Default maximum child-Mission depth (§14), beyond which approval is needed.
     max_child_depth: int = 3
+    #: Per-Principal rate policy (§20); ``None`` (the default): no rate limit, so runs are
+    #: unchanged.
+    rate_policy: RatePolicy | None = None

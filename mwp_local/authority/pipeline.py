@@ -3,8 +3,9 @@
 ``Authority.handle`` takes the bytes of a signed Command and the current time and returns an
 ``Accepted`` (signed Events, receipt, projection rows) or a ``Rejected`` (a ``ProtocolError`` with
 the section-19 code and a ``RejectionRecord``). The in-memory state is changed only by folding
-accepted Events; a rejected Command leaves it exactly as it was. Persisting an outcome is the
-``GroupLog``'s job (``mwp_local.store.group_log``).
+accepted Events; a rejected Command leaves it exactly as it was, and an unexpected failure while
+deciding is refused ``INTERNAL_ERROR`` after the state was rolled back. Persisting an outcome is
+the ``GroupLog``'s job (``mwp_local.store.group_log``).
 
 An outcome is a value: the state keeps the objects of the Event documents it folded (a record
 holds a payload's ``owner`` or ``contract`` as it was signed), so those documents never leave the
@@ -15,6 +16,7 @@ Event's canonical text) and ``event_documents``, parsed afresh from that text on
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +35,7 @@ from ..protocol.tables import (
     LeaseTransition,
     StateTables,
 )
-from ..protocol.timestamps import Timestamp, parse_timestamp
+from ..protocol.timestamps import Timestamp, format_utc, parse_timestamp
 from . import extensions, fences
 from . import leases as leases_module
 from .command import CommandView, Draft
@@ -108,6 +110,38 @@ def event_record(doc: dict[str, Any], from_state: str | None, to_state: str | No
     )
 
 
+_VERSION = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")
+
+
+def _supported_version(document: Any) -> None:
+    """``UNSUPPORTED_VERSION`` for a Command of another protocol version (§19, §21): a
+    well-formed version other than this Authority's; anything else is the schema's to judge."""
+    version = document.get("protocolVersion") if isinstance(document, dict) else None
+    if isinstance(version, str) and version != PROTOCOL_VERSION and _VERSION.fullmatch(version):
+        raise ProtocolError(
+            ErrorCode.UNSUPPORTED_VERSION,
+            f"The Command is MWP {version}; this Group Authority speaks {PROTOCOL_VERSION} only "
+            f"(the wire version of this specification). Send it as protocolVersion "
+            f"{PROTOCOL_VERSION!r}; a change of version needs handshake negotiation.",
+            details={"presented": version, "supported": [PROTOCOL_VERSION]},
+            rule="§21 the wire protocolVersion is 0.1",
+        )
+
+
+def _internal(cmd: CommandView, exc: Exception) -> ProtocolError:
+    """``INTERNAL_ERROR`` for an unexpected failure while deciding ``cmd`` (§19): the
+    Authority's fault, not the sender's; nothing was accepted and nothing changed."""
+    return ProtocolError(
+        ErrorCode.INTERNAL_ERROR,
+        f"The Group Authority failed while deciding this {cmd.kind} "
+        f"({type(exc).__name__}: {str(exc)[:300]}). Nothing was accepted and nothing changed; "
+        "this is a fault of the Authority, not of the Command, and the same Command may be "
+        "sent again.",
+        details={"exception": type(exc).__name__},
+        rule="§19 the Authority failed without accepting the transition",
+    )
+
+
 @dataclass
 class Authority:
     """The Group Authority of one sandbox Organization (all of its Groups)."""
@@ -128,14 +162,21 @@ class Authority:
         document: Any = None
         try:
             document = parse_strict(raw)
+            _supported_version(document)
             verified = verify_parsed(_COMMAND_PROFILE, document, self.state.registry)
             cmd = CommandView.from_document(verified.document, verified.signing_hash)
             duplicate = self._idempotent_retry(cmd)
             if duplicate is not None:
                 return duplicate
             self._fresh(cmd, now)
-            with self.state.transaction():
-                return self._decide(cmd, now)
+            self._within_rate(cmd, now)
+            try:
+                with self.state.transaction():
+                    return self._decide(cmd, now)
+            except ProtocolError:
+                raise
+            except Exception as exc:  # the Authority's own fault; the transaction rolled back
+                raise _internal(cmd, exc) from exc
         except ProtocolError as error:
             return Rejected(error=error, record=self._rejection(raw, document, error, now))
 
@@ -164,6 +205,38 @@ class Authority:
                 stage="freshness",
                 reason="command-stale" if age > 0 else "command-from-future",
                 rule="§6.4 bounded freshness and clock-skew window for issuedAt",
+            )
+
+    def _within_rate(self, cmd: CommandView, now: Timestamp) -> None:
+        """The per-Principal rate policy (§20), when the configuration sets one: at most
+        ``max_commands`` accepted Commands (of ``kinds``, if given) in any ``window_us``."""
+        policy = self.config.rate_policy
+        if policy is None or not policy.applies_to(
+            cmd.actor_id, cmd.kind, self.identity.control_services
+        ):
+            return
+        since = now.epoch_micros - policy.window_us
+        recent = sorted(
+            at
+            for r in self.state.receipts.values()
+            if r.actor_id == cmd.actor_id
+            and policy.counts(r.kind)
+            and (at := parse_timestamp(r.accepted_at).epoch_micros) > since
+        )
+        if len(recent) >= policy.max_commands:
+            retry_at = recent[len(recent) - policy.max_commands] + policy.window_us
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"{cmd.actor_id} had {len(recent)} Command(s) accepted in the last "
+                f"{policy.window_us / 1e6:g} s; the Organization's rate policy allows "
+                f"{policy.max_commands}. Nothing was accepted; send it again (a new Action ID "
+                f"is not needed) from {format_utc(retry_at)}.",
+                details={
+                    "maxCommands": policy.max_commands,
+                    "windowSeconds": policy.window_us / 1e6,
+                    "retryAfter": format_utc(retry_at),
+                },
+                rule="§20 Organization policy limits Message and proposal rates",
             )
 
     def _decide(self, cmd: CommandView, now: Timestamp) -> Accepted:
