@@ -2,24 +2,28 @@
 private reasoning out of them.
 
 Owns ``build_evidence`` (subject, criteria, method, result, producer, timestamp and referenced
-Artifacts, signed by the Principal that produced the check) and the guard
-``private_reasoning_paths`` / ``ensure_no_private_reasoning``. The schema lets ``details`` hold
-any object, so the guard refuses members whose names say they carry private chain-of-thought,
-hidden prompts or raw internal memory (``reasoning``, ``chainOfThought``, ``scratchpad``, ...),
-at any depth. It judges structure, not prose: it keeps a well-meaning check from attaching its
+Artifacts, signed by the Principal that produced the check) and re-exports the guard
+``private_reasoning_paths`` / ``ensure_no_private_reasoning`` (``protocol.reasoning``, which the
+Authority applies too). The schema lets ``details`` hold any object, so the guard refuses members
+whose names say they carry private chain-of-thought, hidden prompts or raw internal memory
+(``reasoning``, ``chainOfThought``, ``scratchpad``, ...), at any depth. It judges structure, not
+prose: it keeps a well-meaning check from attaching its
 trace, and it refuses a reviewer's Evidence that does. Evidence states what was checked and what
 came out, never how a model thought about it (§4 invariant 13). Nothing here performs I/O.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..protocol.documents import EvidenceResult, EvidenceType, SubjectType
-from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.ids import derived_uuid
+from ..protocol.reasoning import (
+    PRIVATE_REASONING_NAMES,
+    ensure_no_private_reasoning,
+    private_reasoning_paths,
+)
 from .signers import Signer, sign_valid
 
 __all__ = [
@@ -28,61 +32,6 @@ __all__ = [
     "ensure_no_private_reasoning",
     "private_reasoning_paths",
 ]
-
-#: Member names (lower case, letters and digits only) that would carry private reasoning.
-PRIVATE_REASONING_NAMES = frozenset(
-    {
-        "chainofthought",
-        "cot",
-        "reasoning",
-        "reasoningtrace",
-        "privatereasoning",
-        "thoughts",
-        "thinking",
-        "thoughtprocess",
-        "scratchpad",
-        "innermonologue",
-        "internalmonologue",
-        "hiddenprompt",
-        "systemprompt",
-        "prompt",
-        "rawmemory",
-        "agentmemory",
-    }
-)
-_RULE = "§13.2 Evidence and decision records hold no private chain-of-thought"
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def private_reasoning_paths(value: Any, path: str = "") -> list[str]:
-    """JSON-Pointer-like paths of every member whose name marks private reasoning."""
-    found: list[str] = []
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            here = f"{path}/{key}"
-            if _normal(str(key)) in PRIVATE_REASONING_NAMES:
-                found.append(here)
-            found += private_reasoning_paths(item, here)
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found += private_reasoning_paths(item, f"{path}/{index}")
-    return found
-
-
-def ensure_no_private_reasoning(document: Any, what: str = "Evidence") -> None:
-    """Raise ``INVALID_COMMAND`` naming every private-reasoning member of ``document``."""
-    paths = private_reasoning_paths(document)
-    if paths:
-        raise ProtocolError(
-            ErrorCode.INVALID_COMMAND,
-            f"{what} must not carry private reasoning; remove {', '.join(paths)} and state only "
-            "what was checked and its result.",
-            details={"paths": paths},
-            rule=_RULE,
-        )
 
 
 def build_evidence(

@@ -25,6 +25,7 @@ from ...protocol.tables import (
 )
 from ...protocol.timestamps import parse_timestamp
 from .. import leases
+from ..assignment import schedule_estimate, selection_basis
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, invalid, payload_field
 from ..decide import decide, named_item
@@ -93,7 +94,7 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             f"(high/critical) may go to a bounded set of at most {MAX_URGENT_CANDIDATES}.",
             rule="§10.3 offers",
         )
-    basis = payload_field(cmd, "selectionBasis", dict)
+    stated = payload_field(cmd, "selectionBasis", dict)
     new_offers: list[dict[str, Any]] = []
     seen_agents: set[str] = set()
     for cand in candidates:
@@ -115,6 +116,9 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
                 "verifiedMatches": matches,
             }
         )
+    basis = selection_basis(
+        stated, contract["requiredCapabilities"], new_offers[0]["verifiedMatches"]
+    )
     withdrawn = [
         o
         for o in item.offer_ids
@@ -173,11 +177,7 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             "withdrawnOfferIds": withdrawn,
             "grantId": move.grant_id,
             "urgent": len(new_offers) > 1,
-            "selectionBasis": {
-                **basis,
-                "requiredCapabilities": contract["requiredCapabilities"],
-                "verifiedMatches": new_offers[0]["verifiedMatches"],
-            },
+            "selectionBasis": basis,
             "fencedOwner": (
                 {"agentId": item.owner["agentId"], "ownershipEpoch": item.ownership_epoch}
                 if item.owner
@@ -194,6 +194,7 @@ def accept_offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
     item, record, offers = move.item, move.offer, ctx.tables.offer
     assert record is not None
+    estimate = schedule_estimate(cmd.payload.get("scheduleEstimate"))
     agent = ctx.state.agents[cmd.actor_id]
     pins = cmd.payload.get("capabilityPins") or _capability_match(
         ctx, cmd.actor_id, item.contract["requiredCapabilities"]
@@ -240,7 +241,7 @@ def accept_offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             "offerId": record.offer_id,
             "owner": owner,
             "lostOfferIds": losers,
-            "scheduleEstimate": cmd.payload.get("scheduleEstimate"),
+            "scheduleEstimate": estimate,
             "leases": leases.documents(ownership),
         },
     )
