@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..protocol.documents.wire import validate_shape
+from ..protocol.documents import validate_shape
 from ..protocol.documents.work import SCHEDULE_ESTIMATE, SELECTION_BASIS
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.reasoning import is_private_reasoning_name

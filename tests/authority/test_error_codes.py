@@ -351,7 +351,9 @@ class _Slow:
     agent_id: str
     frames: list[dict[str, Any]]
 
-    def receive(self, frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+    def receive(
+        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
         self.frames.append(frame)
         return []
 
@@ -389,9 +391,11 @@ def _cursor_too_old() -> str:
     received: list[dict[str, Any]] = []
     original = client.receive
 
-    def spy(frame: dict[str, Any], now_us: int) -> list[dict[str, Any]]:
+    def spy(
+        frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
         received.append(frame)
-        return original(frame, now_us)
+        return original(frame, now_us, event_text)
 
     client.receive = spy  # type: ignore[method-assign]
     bus.attach(client, T0)
