@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mwp_local.artifacts.context_packages import PackageScope, build_context_package
 from mwp_local.authority import Accepted
 from mwp_local.authority.organization import Member, Organization
 from mwp_local.authority.pipeline import Outcome
@@ -92,6 +93,9 @@ class Workload:
         self._coordinator = self.org.get("coordinator")
         self._reviewer = self.org.get("reviewer")
         self._workers = [m for m in self.org.agents() if m.id.rsplit(":", 1)[-1].startswith("w")]
+        #: The Group's accepted Events, for the Context Package an offer to a Worker not yet in
+        #: the Group carries (§8).
+        self.events: list[dict[str, Any]] = []
 
     @classmethod
     def open(cls, store: LogStore, org: Organization | None = None) -> Workload:
@@ -126,8 +130,9 @@ class Workload:
             ),
             workload.now(),
         )
-        if not outcome.ok:
+        if not isinstance(outcome, Accepted):
             raise RuntimeError(f"mission.create refused: {outcome!r}")
+        workload.events.extend(outcome.event_documents)
         workload.tick()
         return workload
 
@@ -256,6 +261,14 @@ class Workload:
                     "policyRulesApplied": ["sequential-exclusive-offer"],
                 },
             }
+            member = self.log.state.memberships.get((GROUP, worker.id))
+            if member is None or member.state == "ended":
+                payload["contextPackage"] = build_context_package(
+                    [e for e in self.events if e["groupId"] == GROUP],
+                    scope=PackageScope(mission_id=MISSION, group_id=GROUP, work_item_id=wid),
+                    generator=coordinator,
+                    generated_at=format_utc(self.now_us),
+                )
             return self.command(coordinator, "work.offer", payload)
         item = self.log.state.work_items[wid]
         if step == "accept":
@@ -327,6 +340,7 @@ class Workload:
                     if not isinstance(outcome, Accepted):
                         raise RuntimeError(f"{step} refused: {outcome.error!r}")
                     timed.events += len(outcome.events)
+                    self.events.extend(outcome.event_documents)
                 timed.commands += len(commands)
                 self.tick()
         return timed

@@ -17,6 +17,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from mwp_local.artifacts.context_packages import PackageScope, build_context_package
 from mwp_local.authority import Accepted, AuthorityConfig
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
@@ -88,6 +89,8 @@ class Bench:
             self.log.authority.config = config
         self.org = self.log.org
         self._tick = 0
+        #: Every accepted Event, for the Context Packages offers carry.
+        self.events: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ time and state
 
@@ -101,7 +104,8 @@ class Bench:
     def advance(self, seconds: float) -> None:
         """Move the clock (and let the Authority's timers fire: lease expiry)."""
         self.now_us += int(seconds * 1_000_000)
-        self.log.tick(self.now())
+        for accepted in self.log.tick(self.now()):
+            self.events.extend(accepted.event_documents)
 
     def at(self, seconds_from_now: float) -> str:
         return format_utc(self.now_us + int(seconds_from_now * 1_000_000))
@@ -130,10 +134,35 @@ class Bench:
         # in the Organization's scope, as every identifier the sandbox derives (§2)
         fields["action_id"] = derived_uuid(self.org.organization_id, "bench", str(self._tick))
         fields.update(over)
+        if kind == "work.offer" and group is not None:
+            payload = self._with_context_package(who, payload, group)
         return self.org.command(member, kind, payload, **fields)
 
+    def _with_context_package(self, who: str, payload: dict[str, Any], group: str) -> dict[str, Any]:
+        """An offer to an Agent not yet in the Group carries the signed Context Package it
+        receives with its provisional Membership (§8), as a well-behaved Coordinator sends it;
+        a cell that wants it missing says ``"contextPackage": None``."""
+        if "contextPackage" in payload:
+            return {k: v for k, v in payload.items() if v is not None or k != "contextPackage"}
+        agents = [o.get("agentId") for o in payload.get("offers", ())] or [payload.get("agentId")]
+        joining = [a for a in agents
+                   if (m := self.state.memberships.get((group, a or ""))) is None or m.state == "ended"]  # fmt: skip
+        wid = payload.get("workItemId")
+        if not joining or wid not in self.state.work_items:
+            return payload
+        item = self.state.work_items[wid]
+        package = build_context_package(
+            [e for e in self.events if e.get("groupId") == item.group_id],
+            scope=PackageScope(mission_id=item.mission_id, group_id=item.group_id, work_item_id=wid),
+            generator=self.org.get(who), generated_at=format_utc(self.now_us),
+        )  # fmt: skip
+        return {**payload, "contextPackage": package}
+
     def send(self, who: str, kind: str, payload: dict[str, Any], **over: Any) -> Outcome:
-        return self.log.submit(self.command(who, kind, payload, **over), self.now())
+        outcome = self.log.submit(self.command(who, kind, payload, **over), self.now())
+        if isinstance(outcome, Accepted):
+            self.events.extend(outcome.event_documents)
+        return outcome
 
     def ok(self, who: str, kind: str, payload: dict[str, Any], **over: Any) -> Accepted:
         """Send a Command that must be accepted (a set-up step, shown nowhere)."""

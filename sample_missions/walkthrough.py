@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mwp_local.artifacts.context_packages import PackageScope, build_context_package
 from mwp_local.store.blobs import BlobStore
 from mwp_local.client import Client
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
@@ -28,6 +29,7 @@ MISSION = "urn:mwp-local:mission:walkthrough"
 ANALYSIS = "urn:mwp-local:work:requirements-analysis"
 IMPLEMENT = "urn:mwp-local:work:implementation"
 clock = parse_timestamp("2026-07-15T09:00:00Z").epoch_micros
+history: list[dict[str, Any]] = []  # the accepted Events, for the Context Packages of offers
 
 
 def now() -> Timestamp:
@@ -45,6 +47,7 @@ def tick(seconds: float = 1) -> None:
 
 def show(step: str, outcome: Any) -> Any:
     if outcome.ok:
+        history.extend(outcome.event_documents)
         kinds = ", ".join(e["kind"] for e in outcome.event_documents)
         print(f"  ✔ {step}: {kinds}")
     else:
@@ -142,12 +145,20 @@ def main(directory: Path) -> int:
     show("authorize implementation (depends on analysis)", coordinator.send("work.authorize", {
          "workItemId": IMPLEMENT, "contract": contract("Implement the button",
          "mwp.software.implement", [ANALYSIS])}, now=now(), group=GROUP))
+
+    def package(wid: str) -> dict[str, Any]:
+        """The signed Context Package a Worker joining the Group receives with its offer (§8)."""
+        return build_context_package([e for e in history if e["groupId"] == GROUP],
+            scope=PackageScope(mission_id=MISSION, group_id=GROUP, work_item_id=wid),
+            generator=coordinator.member, generated_at=now().text)
+
     basis = {"authorizationEligible": True, "availabilityEstimate": later(60), "expectedCost": 3,
              "reliabilityEvidence": [], "policyRulesApplied": ["sequential-exclusive-offer"]}
 
     print("\n3. Offers, acceptance (a new Ownership Epoch), execution under an Execution Lease")
     show("offer analysis to worker-2", coordinator.send("work.offer", {"workItemId": ANALYSIS,
-         "agentId": org.get("worker-2").id, "expiresAt": later(300), "selectionBasis": basis},
+         "agentId": org.get("worker-2").id, "expiresAt": later(300), "selectionBasis": basis,
+         "contextPackage": package(ANALYSIS)},
          now=now(), group=GROUP))
     w2 = workers["worker-2"]
     show("worker-2 accepts", w2.send("work.accept_offer", {"workItemId": ANALYSIS}, now=now(),
@@ -160,7 +171,8 @@ def main(directory: Path) -> int:
 
     print("\n4. Implementation: a checkpoint, then a delayed Command with the old Lease ID")
     show("offer implementation to worker-1", coordinator.send("work.offer", {"workItemId": IMPLEMENT,
-         "agentId": org.get("worker-1").id, "expiresAt": later(300), "selectionBasis": basis},
+         "agentId": org.get("worker-1").id, "expiresAt": later(300), "selectionBasis": basis,
+         "contextPackage": package(IMPLEMENT)},
          now=now(), group=GROUP))
     w1 = workers["worker-1"]
     show("worker-1 accepts", w1.send("work.accept_offer", {"workItemId": IMPLEMENT}, now=now(),

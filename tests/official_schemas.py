@@ -57,3 +57,59 @@ def profile_problems(kind: str, payload: Any) -> list[str]:
         f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
         for e in _profile_validator(kind).iter_errors(payload)
     ]
+
+
+#: Payload member → the official document it embeds (``schema``) or the WorkItem member it
+#: carries (``work-item#member``): written here from the specification's Event catalogue, apart
+#: from the library's own list (``mwp_local.authority.embedded``), so each judges the other.
+EMBEDDED_MEMBERS: dict[str, str] = {
+    "workItem": "work-item",
+    "contract": "work-contract",
+    "membership": "membership",
+    "leases": "lease",
+    "artifact": "artifact",
+    "evidence": "evidence",
+    "reviewEvidence": "evidence",
+    "approval": "approval",
+    "mission": "mission",
+    "group": "group",
+    "agentCard": "agent-card",
+    "message": "message",
+    "contextPackage": "context-package",
+    "owner": "work-item#owner",
+    "offers": "work-item#offers",
+    "selectionBasis": "work-item#selectionBasis",
+    "scheduleEstimate": "work-item#scheduleEstimate",
+    "progress": "work-item#progress",
+    "submission": "work-item#submission",
+}
+
+
+@functools.cache
+def _member_validator(schema: str, member: str) -> Draft202012Validator:
+    return Draft202012Validator(
+        {"$ref": f"{schema}.schema.json#/properties/{member}"},
+        registry=_registry(),
+        format_checker=Draft202012Validator.FORMAT_CHECKER,
+    )
+
+
+def embedded_problems(event: dict[str, Any]) -> list[str]:
+    """Every official-schema violation of a document (or WorkItem member) ``event`` embeds."""
+    found: list[str] = []
+    payload = event.get("payload") or {}
+    for member, target in EMBEDDED_MEMBERS.items():
+        value = payload.get(member)
+        if value is None:
+            continue
+        where = f"{event['kind']} {event['eventId']} payload/{member}"
+        if "#" in target:
+            schema, inner = target.split("#")
+            found += [
+                f"{where}: {'/'.join(map(str, e.absolute_path))}: {e.message}"
+                for e in _member_validator(schema, inner).iter_errors(value)
+            ]
+            continue
+        for index, doc in enumerate(value if isinstance(value, list) else [value]):
+            found += [f"{where}/{index}: {p}" for p in problems(target, doc)]
+    return found

@@ -36,7 +36,7 @@ from ..protocol.tables import (
     StateTables,
 )
 from ..protocol.timestamps import Timestamp, format_utc, parse_timestamp
-from . import extensions, fences
+from . import embedded, extensions, fences
 from . import leases as leases_module
 from .command import CommandView, Draft
 from .config import AuthorityConfig
@@ -354,6 +354,7 @@ class Authority:
         doc = self._event_document(draft, cmd, now)
         signed = sign_document("event", doc, self.key_pair, self.identity.authority_key_id)
         evolve(self.state, signed, self.tables)
+        embedded.check(signed, self.state)  # the transaction undoes the fold if it refuses
         return signed, event_record(signed, draft.from_state, draft.to_state)
 
     def _event_document(

@@ -3,12 +3,13 @@
 One pass over the log: every Event's signature is verified again against the Registry as it
 stood (Agent keys enter it through Agent Card registration Events), every typed column is
 compared with the signed document it came from, the BLAKE3 chain is recomputed, every Group's
-sequence is checked contiguous from 1, and every Event is replayed through ``evolve`` (which
-re-checks the state tables). Then the stored projections are compared with a fresh rebuild, and
-every receipt's Command is verified and its Events found. Given the sandbox's blob store, every
-Artifact manifest in an ``artifact.published`` Event is verified against the Registry as it stood,
-and its content is re-hashed (SHA-256 and BLAKE3) at the declared size (§13.1). Nothing is
-modified.
+sequence is checked contiguous from 1, every Event is replayed through ``evolve`` (which
+re-checks the state tables), and every document it embeds, with the WorkItem document it leaves,
+is judged against its schema (``authority.embedded``). Then the stored projections are compared
+with a fresh rebuild, and every receipt's Command is verified and its Events found. Given the
+sandbox's blob store, every Artifact manifest in an ``artifact.published`` Event is verified
+against the Registry as it stood, and its content is re-hashed (SHA-256 and BLAKE3) at the
+declared size (§13.1). Nothing is modified.
 
 A caller that has read and parsed the log already (the invariant checker's ``LogView``) hands it
 over as a ``ReadLog`` so nothing is read or parsed twice, and ``verify_read`` also returns the
@@ -21,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..authority import AuthorityState
+from ..authority import AuthorityState, embedded
 from ..authority.evolve import evolve
 from ..authority.organization import Organization
 from ..authority.pipeline import event_record
@@ -176,6 +177,9 @@ def _verify_events(
             evolve(state, doc)
         except (ReplayError, KeyError, ValueError) as exc:
             problem(f"{where}: replay through the state tables failed: {exc}")
+            continue
+        for at, schema, text in embedded.problems(doc, state):
+            problem(f"{where}: {at} does not conform to {schema}.schema.json: {text}")
     report.groups = len(last_sequence)
     return event_ids
 

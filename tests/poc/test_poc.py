@@ -18,6 +18,7 @@ from mwp_local.poc.report import canonical_report, render_markdown
 from mwp_local.poc.scenario import ScenarioRun
 from mwp_local.protocol.jcs import canonicalize
 
+from ..official_schemas import embedded_problems
 from .conftest import failing
 
 POC_DOC = (Path(__file__).resolve().parents[2] / "docs" / "poc.md").read_text(encoding="utf-8")
@@ -98,6 +99,23 @@ def test_step_mode_passes_every_check(step_run: tuple[ScenarioRun, list[Result]]
     assert run.finished
     assert failing(results) == {}
     assert len(results) == len(all_checks())
+
+
+@pytest.mark.req("MWP-WRK-027")
+def test_every_document_embedded_in_the_poc_log_conforms_to_its_official_schema(
+    step_run: tuple[ScenarioRun, list[Result]],
+) -> None:
+    """Issue 21 point 5, over the proof of concept's own log (provisional Memberships included)."""
+    from mwp_local.store.duckdb_log import DuckDBLogStore
+    from mwp_local.store.sandbox_dir import LOG_FILE
+
+    store = DuckDBLogStore(step_run[0].directory / LOG_FILE, read_only=True)
+    try:
+        log = [json.loads(e.document) for e in store.events()]
+    finally:
+        store.close()
+    assert any(e["payload"].get("membership", {}).get("state") == "provisional" for e in log)
+    assert [p for e in log for p in embedded_problems(e)] == []
 
 
 @pytest.mark.threads

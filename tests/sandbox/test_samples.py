@@ -17,6 +17,7 @@ from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.store.verify import verify_log
 
 from ..agents.coordinator_harness import SAMPLES, events, make, rejections
+from ..official_schemas import embedded_problems
 
 TERMINAL = {"approved", "cancelled", "failed"}
 
@@ -55,6 +56,19 @@ def test_each_sample_mission_reaches_approval_in_step_mode(
     sandbox = ran(sample)
     assert set(sandbox.summary().missions.values()) == {"approved"}
     assert verify_log(sandbox.log.org, sandbox.log.store).ok
+
+
+@pytest.mark.req("MWP-WRK-027")
+@pytest.mark.parametrize("sample", ["learn", "flagship", "child", "retries", "scale"])
+def test_every_document_embedded_in_a_sample_run_conforms_to_its_official_schema(
+    ran: Callable[[str], Sandbox], sample: str
+) -> None:
+    """Issue 21 point 5: jsonschema over the official schemas judges every Membership, Lease,
+    Context Package, Evidence, ... that any Event of the run embeds (provisional Memberships
+    name their Context Package and expiry, as membership.schema.json requires)."""
+    log = events(ran(sample))
+    assert any(e["payload"].get("membership", {}).get("state") == "provisional" for e in log)
+    assert [p for e in log for p in embedded_problems(e)] == []
 
 
 def test_every_sample_file_parses() -> None:

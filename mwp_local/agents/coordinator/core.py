@@ -46,9 +46,11 @@ from itertools import islice
 from typing import Any
 
 from ...artifacts.checks import CheckRegistry, ContentSource
+from ...artifacts.context_packages import PackageScope, build_context_package
 from ...authority.model import MissionRecord, OfferRecord, WorkItemRecord
 from ...authority.pipeline import Outcome
-from ...protocol.tables import MissionState, WorkItemState
+from ...protocol.tables import MembershipState, MissionState, WorkItemState
+from ...protocol.timestamps import format_utc
 from ..base import BasePolicy, Intent, View
 from ..dag import accepted_states
 from ..naming import agent_id, group_id, mission_id, short
@@ -143,6 +145,12 @@ class CoordinatorPolicy(BasePolicy):
     _now: _Decision | None = field(default=None, init=False, repr=False)
     #: Mission spec id → the WorkItems ``discover`` found so far, in the order found.
     discovered: dict[str, list[WorkSpec]] = field(default_factory=dict, init=False)
+    #: WorkItem ID → its Events as delivered (for its Context Packages), and Conversation ID →
+    #: the WorkItem it belongs to.
+    _item_events: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _conversations: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     # ------------------------------------------------------------------ hooks
 
@@ -541,7 +549,36 @@ class CoordinatorPolicy(BasePolicy):
             why = f"'{name}' is eligible: offer it to " + ", ".join(
                 short(c.agent_id) for c in chosen
             )
-        return offer_intent(item, chosen, now_us, why=why, rules=rules)
+        return offer_intent(
+            item,
+            chosen,
+            now_us,
+            why=why,
+            rules=rules,
+            context_package=self._package_for(view, item, chosen, now_us),
+        )
+
+    def _package_for(
+        self, view: View, item: WorkItemRecord, chosen: list[Any], now_us: int
+    ) -> dict[str, Any] | None:
+        """The signed Context Package of the WorkItem for candidates who would join its Group
+        with a provisional Membership (§8), or None when every candidate is a member."""
+        joining = [
+            c
+            for c in chosen
+            if (m := view.state.memberships.get((item.group_id, c.agent_id))) is None
+            or m.state == MembershipState.ENDED
+        ]
+        if not joining:
+            return None
+        return build_context_package(
+            self._item_events.get(item.work_item_id, ()),
+            scope=PackageScope(
+                mission_id=item.mission_id, group_id=item.group_id, work_item_id=item.work_item_id
+            ),
+            generator=view.member,
+            generated_at=format_utc(now_us),
+        )
 
     def _question(self, view: View, item: WorkItemRecord) -> str | None:
         """The open question a candidate raised about an ambiguous contract (MWP-WRK-002)."""
@@ -592,6 +629,7 @@ class CoordinatorPolicy(BasePolicy):
             rules=["ambiguity answered by a revised contract"],
             contract=contract,
             revision_reason=f"ambiguity resolved: {question} → {answer}",
+            context_package=self._package_for(view, item, chosen, now_us),
         )
 
     def _give_up(self, item: WorkItemRecord, why: str) -> Intent:
@@ -613,6 +651,7 @@ class CoordinatorPolicy(BasePolicy):
         for spec in self.missions:
             if event.get("groupId") == group_id(spec.id):
                 self.handovers.history.setdefault(mission_id(spec.id), []).append(event)
+                self._index_item_event(event)
         if event["kind"] == "work.failed" and payload.get("missionId") in mine:
             if payload.get("permanent"):
                 self.plans.permanent.add(payload["workItemId"])
@@ -622,6 +661,19 @@ class CoordinatorPolicy(BasePolicy):
             mission = view.state.missions.get(payload.get("missionId", ""))
             if mission is not None and mission.owner_id == view.me:
                 self.plans.child_events.setdefault(mission.mission_id, []).append(event)
+
+    def _index_item_event(self, event: dict[str, Any]) -> None:
+        """Keep the Events of each WorkItem (its own and its Conversation's): what a Context
+        Package of the WorkItem summarizes."""
+        wid = event.get("workItemId")
+        if event["kind"] == "work.authorized":
+            document = event["payload"]["workItem"]
+            wid = document["workItemId"]
+            self._conversations[document["conversationId"]] = wid
+        elif wid is None:
+            wid = self._conversations.get(event.get("conversationId") or "")
+        if wid is not None:
+            self._item_events.setdefault(wid, []).append(event)
 
     def on_outcome(self, view: View, intent: Intent, outcome: Outcome, now_us: int) -> None:
         """Learn from what became of an Intent."""

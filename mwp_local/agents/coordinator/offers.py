@@ -363,8 +363,10 @@ def offer_intent(
     rules: Sequence[str] = (),
     contract: Mapping[str, Any] | None = None,
     revision_reason: str | None = None,
+    context_package: Mapping[str, Any] | None = None,
 ) -> Intent:
-    """A ``work.offer`` to ``chosen`` (one, or the urgent bounded set)."""
+    """A ``work.offer`` to ``chosen`` (one, or the urgent bounded set), with the signed Context
+    Package a candidate receives with its just-in-time provisional Membership (§8)."""
     expires = format_utc(now_us + OFFER_TTL_US)
     kind_rule = "urgent-bounded-candidate-set" if len(chosen) > 1 else "sequential-exclusive"
     payload: dict[str, Any] = {
@@ -375,6 +377,8 @@ def offer_intent(
     if contract is not None:
         payload["contract"] = dict(contract)
         payload["revisionReason"] = revision_reason or "contract corrected"
+    if context_package is not None:
+        payload["contextPackage"] = dict(context_package)
     return Intent(
         kind="work.offer",
         group=item.group_id,

@@ -23,6 +23,7 @@ from ...protocol.timestamps import parse_timestamp
 from ..command import CommandView, Draft
 from ..context import Context, forbidden, invalid, payload_field
 from ..model import LIMIT_MEMBER
+from ..provisional import context_package
 from ..registry import command
 from .mission import _membership_document, membership_state
 
@@ -70,6 +71,19 @@ def change(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     ):
         raise invalid(f"{member.get('id')} holds the {existing.role} role; it cannot be changed.")
     group = ctx.group(cmd.group_id)
+    package_id = expires = None
+    provisional = state == MS.PROVISIONAL
+    if provisional:
+        expires = payload_field(cmd, "provisionalExpiresAt")
+        if parse_timestamp(expires).epoch_micros <= ctx.now_us:
+            raise invalid(f"The provisional Membership would already have expired ({expires}).")
+        package_id = context_package(
+            ctx,
+            cmd,
+            mission_id=mission.mission_id,
+            group_id=mission.group_id,
+            why=f"{member.get('id')} would join as a provisional member",
+        )["contextPackageId"]
     doc = _membership_document(
         ctx,
         mission_id=mission.mission_id,
@@ -84,14 +98,13 @@ def change(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         ),
         scopes=cmd.payload.get("scopes"),
         visibility_start=int(cmd.payload.get("visibilityStartSequence", group.last_sequence + 1)),
+        context_package_id=package_id,
+        provisional_expires_at=expires,
     )
-    if state == MS.PROVISIONAL and "provisionalExpiresAt" in cmd.payload:
-        doc["provisionalExpiresAt"] = cmd.payload["provisionalExpiresAt"]
-    yield Draft(
-        kind=E.MEMBERSHIP_CHANGED,
-        group_id=cmd.group_id,
-        payload={"missionId": mission.mission_id, "membership": doc},
-    )
+    payload: dict[str, Any] = {"missionId": mission.mission_id, "membership": doc}
+    if provisional:
+        payload["contextPackage"] = cmd.payload["contextPackage"]
+    yield Draft(kind=E.MEMBERSHIP_CHANGED, group_id=cmd.group_id, payload=payload)
 
 
 @command(C.MEMBERSHIP_END, actors=("agent", "human", "service"))

@@ -104,7 +104,10 @@ def _membership_document(
     state: MembershipState = MembershipState.ACTIVE,
     scopes: list[str] | None = None,
     visibility_start: int = 0,
+    context_package_id: str | None = None,
+    provisional_expires_at: str | None = None,
 ) -> dict[str, Any]:
+    """A Membership document; a provisional one names its Context Package and its expiry."""
     doc: dict[str, Any] = {
         "membershipId": ctx.new_id("membership"),
         "missionId": mission_id,
@@ -119,6 +122,11 @@ def _membership_document(
     }
     if state is MembershipState.ACTIVE:
         doc["activatedAt"] = ctx.now.text
+    if state is MembershipState.PROVISIONAL:
+        if context_package_id is None or provisional_expires_at is None:
+            raise ValueError("a provisional Membership needs its Context Package and expiry")
+        doc["contextPackageId"] = context_package_id
+        doc["provisionalExpiresAt"] = provisional_expires_at
     return doc
 
 

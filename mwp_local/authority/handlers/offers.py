@@ -29,6 +29,7 @@ from ..assignment import schedule_estimate, selection_basis
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, invalid, payload_field
 from ..decide import decide, named_item
+from ..provisional import context_package
 from ..registry import command
 from .mission import _membership_document, membership_state
 from .work import complete_contract
@@ -139,27 +140,47 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             reason=cmd.payload.get("revisionReason", "contract corrected"),
         )
     memberships = ctx.tables.membership
-    for new in new_offers:
-        mem = ctx.state.memberships.get((item.group_id, new["agentId"]))
-        if memberships.is_allowed(membership_state(mem), MembershipTransition.GRANT):
-            yield Draft(
-                kind=E.MEMBERSHIP_CHANGED,
-                group_id=cmd.group_id,
-                payload={
-                    "missionId": item.mission_id,
-                    "membership": _membership_document(
-                        ctx,
-                        mission_id=item.mission_id,
-                        group_id=item.group_id,
-                        member={"type": "agent", "id": new["agentId"]},
-                        role="worker",
-                        epoch=(mem.epoch + 1) if mem else 1,
-                        state=MembershipState.PROVISIONAL,
-                        scopes=["work:" + item.work_item_id],
-                        visibility_start=ctx.group(cmd.group_id).last_sequence + 1,
-                    ),
-                },
-            )
+    joining = [
+        (new, mem)
+        for new in new_offers
+        if memberships.is_allowed(
+            membership_state(mem := ctx.state.memberships.get((item.group_id, new["agentId"]))),
+            MembershipTransition.GRANT,
+        )
+    ]
+    package = None
+    if joining:
+        package = context_package(
+            ctx,
+            cmd,
+            mission_id=item.mission_id,
+            group_id=item.group_id,
+            work_item_id=item.work_item_id,
+            why=f"{joining[0][0]['agentId']} is not a member of this Group yet",
+        )
+    for new, mem in joining:
+        assert package is not None
+        yield Draft(
+            kind=E.MEMBERSHIP_CHANGED,
+            group_id=cmd.group_id,
+            payload={
+                "missionId": item.mission_id,
+                "membership": _membership_document(
+                    ctx,
+                    mission_id=item.mission_id,
+                    group_id=item.group_id,
+                    member={"type": "agent", "id": new["agentId"]},
+                    role="worker",
+                    epoch=(mem.epoch + 1) if mem else 1,
+                    state=MembershipState.PROVISIONAL,
+                    scopes=["work:" + item.work_item_id],
+                    visibility_start=ctx.group(cmd.group_id).last_sequence + 1,
+                    context_package_id=package["contextPackageId"],
+                    provisional_expires_at=new["expiresAt"],
+                ),
+                "contextPackage": package,
+            },
+        )
     item = ctx.state.work_items[item.work_item_id]
     yield Draft(
         kind=move.event,
