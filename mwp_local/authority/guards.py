@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.tables import MissionState, OfferStatus, OfferTransition, WorkItemState
-from . import delegation, fences, offline
+from . import delegation, fences, offline, retries
 from .command import CommandView
 from .context import Context, forbidden, invalid, payload_field
 from .decision import Decision, guard
@@ -284,6 +284,18 @@ def _ownership_live(d: Decision) -> None:
             rule="§11.3 an ownership grant has a start-by deadline",
         )
     d.lease = ownership
+
+
+@guard("retry_attempt_allowed")
+def _retry_attempt_allowed(d: Decision) -> None:
+    """A new attempt keeps to the contract's retry policy: attempts, backoff, deadline (§11.4)."""
+    retries.check_new_attempt(d.item, d.ctx.now_us)
+
+
+@guard("retry_attempts_left")
+def _retry_attempts_left(d: Decision) -> None:
+    """A failed WorkItem is offered again only while its contract allows another attempt."""
+    retries.check_reoffer(d.item)
 
 
 @guard("execution_approved")

@@ -259,6 +259,10 @@ class WorkItemRecord:
     #: The Ownership Epoch of the current attempt: resuming after a checkpoint or a Session
     #: replacement continues an attempt; a new Ownership Epoch starts the next one (§11.4).
     attempt_epoch: int = 0
+    #: Its ``work.failed`` Events and the time of the last: what the contract's retry policy
+    #: (attempts, backoff) is checked against (``authority.retries``).
+    failures: int = 0
+    failed_at_us: int | None = None
     artifact_hashes: tuple[str, ...] = ()
     submitted_artifacts: tuple[str, ...] = ()
     submitted_evidence: tuple[dict[str, Any], ...] = ()

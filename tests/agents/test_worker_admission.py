@@ -237,7 +237,13 @@ def test_a_budget_that_covers_the_expected_cost_is_accepted() -> None:
 
 
 @pytest.mark.req("MWP-WRK-005", "MWP-WRK-018")
-def test_a_reoffer_after_every_attempt_is_used_is_declined_with_budget() -> None:
+def test_a_reoffer_after_every_attempt_is_used_is_declined_with_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Authority refuses such a re-offer now (tests/authority/test_retry_policy.py); the
+    test lifts that check to see the Worker decline it on its own."""
+    from mwp_local.authority import retries
+
     world = started_world()
     world.authorize(WID, retryPolicy=_retry(max_attempts=1))
     world.offer(WID)
@@ -248,7 +254,9 @@ def test_a_reoffer_after_every_attempt_is_used_is_declined_with_budget() -> None
         "work.fail",
         {**world.lease(WID), "reason": "TRANSIENT", "evidence": [_failure(world)]},
     )
+    monkeypatch.setattr(retries, "check_reoffer", lambda item: None)
     world.offer(WID)
+    monkeypatch.undo()
     assert _answer(world, worker(world)) == "budget"
 
 

@@ -94,8 +94,13 @@ def test_attempt_keys_are_derived_deterministically_from_the_execution_key() -> 
     )
 
 
-def _exhausted_and_forced_back() -> Any:
-    """worker-a failed the only attempt of WID; the World then forces a second acceptance."""
+def _exhausted_and_forced_back(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """worker-a failed the only attempt of WID; the World then forces a second acceptance. The
+    Authority refuses that re-offer now (tests/authority/test_retry_policy.py), so this test
+    lifts the Authority's check to see the Worker's own defence."""
+    from mwp_local.authority import retries
+
+    monkeypatch.setattr(retries, "check_reoffer", lambda item: None)
     world = started_world()
     world.authorize(WID, retryPolicy=_policy(maxAttempts=1))
     world.offer(WID)
@@ -109,12 +114,15 @@ def _exhausted_and_forced_back() -> Any:
     )
     world.offer(WID)
     world.accept(WID)  # bypassing the Worker's admission control
+    monkeypatch.undo()
     return world
 
 
 @pytest.mark.req("MWP-WRK-018")
-def test_a_worker_never_starts_an_attempt_beyond_the_contract_and_fails_for_good() -> None:
-    world = _exhausted_and_forced_back()
+def test_a_worker_never_starts_an_attempt_beyond_the_contract_and_fails_for_good(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = _exhausted_and_forced_back(monkeypatch)
     sent = act(world, worker(world))
     assert [i.kind for i in sent] == ["work.fail"]
     item = world.state.work_items[WID]

@@ -15,36 +15,13 @@ Pure code: no I/O, no clock, no randomness.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-_DURATION = re.compile(
-    r"P(?:(?P<d>\d+)D)?(?:T(?:(?P<h>\d+)H)?(?:(?P<m>\d+)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?"
-)
+from ...authority.retries import backoff_us, iso_duration_us
 
-
-def iso_duration_us(text: str) -> int:
-    """An ISO 8601 duration of days, hours, minutes and seconds (``PT1M``) in microseconds."""
-    match = _DURATION.fullmatch(text)
-    if match is None or text in ("P", "PT"):
-        raise ValueError(f"{text!r} is not an ISO 8601 duration like PT1M")
-    d, h, m = (int(match.group(k) or 0) for k in "dhm")
-    seconds = float(match.group("s") or 0)
-    return int(((d * 24 + h) * 60 + m) * 60_000_000 + round(seconds * 1_000_000))
-
-
-def backoff_us(retry_policy: dict[str, Any], failed_attempts: int) -> int:
-    """How long to wait after the ``failed_attempts``-th failed attempt before the next one."""
-    cap = iso_duration_us(retry_policy["maxDelay"])
-    kind = retry_policy["backoff"]
-    if kind == "none":
-        return 0
-    if kind == "fixed":
-        return cap
-    # exponential: a second, doubling per failed attempt, never above maxDelay
-    doubling: int = 1_000_000 << max(0, failed_attempts - 1)
-    return min(cap, doubling)
+# The Authority checks the same backoff from the log (``authority.retries``): one formula.
+__all__ = ["RetryVerdict", "backoff_us", "iso_duration_us", "retry_verdict"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -299,6 +299,7 @@ def _finished(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
     """Verified (by review or by the child Mission's approval), failed or cancelled: every
     lease of the item is gone."""
     item = item_of(state, event)
+    failed = event["kind"] == E.WORK_FAILED
     move(
         state,
         event,
@@ -307,6 +308,8 @@ def _finished(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
         execution_lease_id=None,
         ownership_lease_id=None,
         blocked_lease_id=None,
+        failures=item.failures + failed,
+        failed_at_us=(micros(event["occurredAt"]) if failed else item.failed_at_us),
     )
 
 

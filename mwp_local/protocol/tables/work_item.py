@@ -83,7 +83,7 @@ WORK_ITEM_TABLE: TransitionTable[WorkItemState, WorkTransition] = TransitionTabl
             targets=(W.OFFERED,),
             events=(E.WORK_OFFER_CREATED,),
             fences=("coordinator_owner_or_delegate", "delegate_within_grant", "compare_and_set"),
-            guards=("no_live_owner",),
+            guards=("no_live_owner", "retry_attempts_left"),
             note="Creates, replaces, or extends a durable offer; an expired owner is fenced first",
         ),
         Row(
@@ -121,7 +121,12 @@ WORK_ITEM_TABLE: TransitionTable[WorkItemState, WorkTransition] = TransitionTabl
             targets=(W.ACTIVE,),
             events=(E.WORK_STARTED,),
             fences=("current_owner",),
-            guards=("ownership_live", "execution_approved", "dependencies_met"),
+            guards=(
+                "ownership_live",
+                "retry_attempt_allowed",
+                "execution_approved",
+                "dependencies_met",
+            ),
             note="Valid ownership and Execution Lease required",
         ),
         Row(
