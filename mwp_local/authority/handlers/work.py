@@ -31,6 +31,7 @@ from ..context import Context, forbidden, invalid, payload_field
 from ..decide import Subject, decide, named_item
 from ..isolation import check_group_artifacts
 from ..registry import command
+from ..revision import material_changes
 
 W = WorkItemState
 LT = LeaseTransition
@@ -194,13 +195,25 @@ def add_dependency(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None
     contract = dict(item.contract)
     contract["dependencyWorkItemIds"] = [*item.dependencies, *adding]
     contract["contractVersion"] = item.contract_version + 1
+    # A material revision of an owned WorkItem needs renewed acceptance (§10.1): the owner's
+    # leases are revoked with it, so its acceptance no longer counts.
+    renewed = bool(material_changes(item.contract, contract)) and item.owner is not None
+    fenced = (
+        leases.close_all_of_item(
+            ctx, item, LT.REVOKE, "material contract revision: renewed acceptance required"
+        )
+        if renewed
+        else []
+    )
+    extra: dict[str, Any] = {"leases": leases.documents(*fenced)} if fenced else {}
     yield item_draft(
         item,
         E.WORK_CONTRACT_REVISED,
         contract=contract,
         previousContractVersion=item.contract_version,
-        renewedAcceptanceRequired=False,
+        renewedAcceptanceRequired=renewed,
         reason="dependency inserted",
+        **extra,
     )
 
 
