@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mwp_local.artifacts.context_packages import PackageScope, build_context_package
+from mwp_local.artifacts.review import review_submission
 from mwp_local.authority import Accepted
 from mwp_local.authority.organization import Member, Organization
 from mwp_local.authority.pipeline import Outcome
@@ -96,6 +97,8 @@ class Workload:
         #: The Group's accepted Events, for the Context Package an offer to a Worker not yet in
         #: the Group carries (§8).
         self.events: list[dict[str, Any]] = []
+        #: Published content by content hash, for the Coordinator's review (§13.2).
+        self.contents = _Contents()
 
     @classmethod
     def open(cls, store: LogStore, org: Organization | None = None) -> Workload:
@@ -284,6 +287,7 @@ class Workload:
         content = f"--- a/{wid}\n+++ b/{wid}\n".encode()
         if step == "publish":
             manifest = self._manifest(n, wid, worker, content)
+            self.contents.put(manifest["contentHash"], content)
             return self.command(
                 worker, "artifact.publish", {**self._lease(wid), "artifact": manifest}
             )
@@ -296,7 +300,18 @@ class Workload:
             }
             return self.command(worker, "work.submit", payload)
         if step == "accept_result":
-            return self.command(coordinator, "work.accept_result", {"workItemId": wid})
+            state = self.log.state
+            record = review_submission(
+                item,
+                manifests=state.artifacts,
+                source=self.contents,
+                reviewer=coordinator,
+                registry=state.registry,
+                now=format_utc(self.now_us),
+                accept_submitted=True,  # the reviewer's signed test report
+            )
+            payload = {"workItemId": wid, **record.accept_result_payload()}
+            return self.command(coordinator, "work.accept_result", payload)
         raise ValueError(f"unknown step {step!r}")
 
     # ------------------------------------------------------------------ driving
@@ -344,3 +359,24 @@ class Workload:
                 timed.commands += len(commands)
                 self.tick()
         return timed
+
+
+class _Contents:
+    """Published content by content hash: the review's content source (verified on read)."""
+
+    def __init__(self) -> None:
+        self._by_hash: dict[str, bytes] = {}
+
+    def put(self, content_hash: str, content: bytes) -> None:
+        self._by_hash[content_hash] = content
+
+    def get(self, sha256: str, *, name: str | None = None) -> bytes:
+        content = self._by_hash[sha256]
+        if "sha256:" + hashlib.sha256(content).hexdigest() != sha256:
+            raise ValueError(f"{sha256} does not hash to its content")
+        return content
+
+    def verify(self, sha256: str, *, name: str | None = None) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(size=len(self.get(sha256)))

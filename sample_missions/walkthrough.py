@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mwp_local.artifacts.context_packages import PackageScope, build_context_package
+from mwp_local.artifacts.review import review_submission
 from mwp_local.store.blobs import BlobStore
 from mwp_local.client import Client
 from mwp_local.protocol.timestamps import Timestamp, format_utc, parse_timestamp
@@ -152,6 +153,14 @@ def main(directory: Path) -> int:
             scope=PackageScope(mission_id=MISSION, group_id=GROUP, work_item_id=wid),
             generator=coordinator.member, generated_at=now().text)
 
+    def reviewed(wid: str) -> dict[str, Any]:
+        """work.accept_result's payload: the review's Evidence and its record (§13.2, in order:
+        integrity, the signed test report the reviewer attached, evaluation, retention)."""
+        return {"workItemId": wid, **review_submission(state.work_items[wid],
+            manifests=state.artifacts, source=blobs, reviewer=coordinator.member,
+            registry=state.registry, now=now().text, accept_submitted=True,
+        ).accept_result_payload()}
+
     basis = {"authorizationEligible": True, "availabilityEstimate": later(60), "expectedCost": 3,
              "reliabilityEvidence": [], "policyRulesApplied": ["sequential-exclusive-offer"]}
 
@@ -167,7 +176,7 @@ def main(directory: Path) -> int:
          now=now(), group=GROUP))
     deliver(w2, ANALYSIS, b"# Requirements\n\nAn export button that downloads CSV.\n")
     show("the Coordinator accepts the reviewed result", coordinator.send("work.accept_result",
-         {"workItemId": ANALYSIS}, now=now(), group=GROUP))
+         reviewed(ANALYSIS), now=now(), group=GROUP))
 
     print("\n4. Implementation: a checkpoint, then a delayed Command with the old Lease ID")
     show("offer implementation to worker-1", coordinator.send("work.offer", {"workItemId": IMPLEMENT,
@@ -194,7 +203,7 @@ def main(directory: Path) -> int:
          "delta": {"toolCalls": 4, "financial": 1.5}}, now=now(), group=GROUP))
     deliver(w1, IMPLEMENT, b"<button>Export CSV</button>\n")
     show("the Coordinator accepts the reviewed result", coordinator.send("work.accept_result",
-         {"workItemId": IMPLEMENT}, now=now(), group=GROUP))
+         reviewed(IMPLEMENT), now=now(), group=GROUP))
 
     print("\n5. Submission for approval, and the human's signed Approval")
     artifacts = sorted(state.work_items[IMPLEMENT].submitted_artifacts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.tables import MissionState, OfferStatus, OfferTransition, WorkItemState
-from . import delegation, fences, offline, retries
+from . import delegation, fences, offline, retries, review_rules
 from .command import CommandView
 from .context import Context, forbidden, invalid, payload_field
 from .decision import Decision, guard
@@ -296,6 +296,13 @@ def _retry_attempt_allowed(d: Decision) -> None:
 def _retry_attempts_left(d: Decision) -> None:
     """A failed WorkItem is offered again only while its contract allows another attempt."""
     retries.check_reoffer(d.item)
+
+
+@guard("review_passed")
+def _review_passed(d: Decision) -> None:
+    """The result rests on a §13.2 review the Command carries (``authority.review_rules``)."""
+    cmd = _cmd(d)
+    review_rules.check_review(d.item, cmd.payload, cmd.actor_id, d.ctx.state.registry)
 
 
 @guard("execution_approved")

@@ -167,7 +167,7 @@ def test_a_child_approval_verifies_the_parent_work_item() -> None:
         },
         group=CHILD_GROUP,
     )
-    w.ok("reviewer", "work.accept_result", {"workItemId": CHILD_ITEM}, group=CHILD_GROUP)
+    w.accept_result(CHILD_ITEM, "reviewer", group=CHILD_GROUP)
     w.ok(
         "reviewer",
         "mission.submit_for_approval",

@@ -460,7 +460,7 @@ def test_submission_without_evidence_for_every_criterion_is_refused(world: World
 
 def test_approval_requires_the_exact_submitted_revision(world: World) -> None:
     artifact = world.run_to_submitted(WID)
-    world.ok("coordinator", "work.accept_result", {"workItemId": WID})
+    world.accept_result(WID)
     world.ok("coordinator", "mission.submit_for_approval", {"artifactHashes": [artifact]})
     mission = world.state.missions[MISSION]
     approval = world.org.sign(

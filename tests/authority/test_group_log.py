@@ -22,7 +22,7 @@ def _scenario(w: LoggedWorld) -> None:
     w.create_mission()
     w.run_to_submitted(WID)
     w.send("worker-a", "work.start", {"workItemId": WID, "ownershipEpoch": 1})  # refused
-    w.ok("coordinator", "work.accept_result", {"workItemId": WID})
+    w.accept_result(WID)
 
 
 @pytest.fixture(params=["memory", "duckdb"])

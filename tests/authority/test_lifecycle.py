@@ -13,7 +13,7 @@ def test_a_mission_runs_from_creation_to_human_approval() -> None:
     w.bootstrap()
     w.create_mission()
     artifact = w.run_to_submitted("urn:mwp-local:work:impl")
-    w.ok("coordinator", "work.accept_result", {"workItemId": "urn:mwp-local:work:impl"})
+    w.accept_result("urn:mwp-local:work:impl")
     submitted = w.ok("coordinator", "mission.submit_for_approval", {"artifactHashes": [artifact]})
     mission = w.state.missions[MISSION]
     approval = w.org.sign(

@@ -110,7 +110,7 @@ REACH[W.BLOCKED] = [
 REACH[W.SUBMITTED] = [*REACH[W.ACTIVE], _submit]
 REACH[W.VERIFIED] = [
     *REACH[W.SUBMITTED],
-    lambda w: w.ok("coordinator", "work.accept_result", {"workItemId": WID}),
+    lambda w: w.accept_result(WID),
 ]
 REACH[W.FAILED] = [
     *REACH[W.ACTIVE],
@@ -229,7 +229,11 @@ ATTEMPTS: dict[
         None,
         "coordinator",
         "work.accept_result",
-        lambda w: {"workItemId": WID},
+        lambda w: (
+            w.review(WID).accept_result_payload()
+            if w.state.work_items[WID].state == "submitted"
+            else {"workItemId": WID}
+        ),
         lambda w: {},
     ),
     T.FAIL: (
@@ -312,7 +316,7 @@ def test_work_item_matrix_through_the_authority(
 
 def _submitted_mission(w: World) -> str:
     artifact = w.run_to_submitted("urn:mwp-local:work:m")
-    w.ok("coordinator", "work.accept_result", {"workItemId": "urn:mwp-local:work:m"})
+    w.accept_result("urn:mwp-local:work:m")
     return artifact
 
 

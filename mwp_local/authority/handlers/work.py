@@ -17,7 +17,6 @@ from ...protocol.documents.kinds import CommandKind as C
 from ...protocol.documents.kinds import EventKind as E
 from ...protocol.documents.kinds import ExtensionCommandKind as XC
 from ...protocol.errors import ErrorCode, ProtocolError
-from ...protocol.signing import profile_for, verify_parsed
 from ...protocol.tables import (
     IN_STATE_ACTIONS,
     LeaseTransition,
@@ -251,24 +250,12 @@ def unblock(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
 
 @command(C.WORK_ACCEPT_RESULT, coordinator=True, aggregate="work_item")
 def accept_result(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
-    """Coordinator review succeeded: the submission is verified (§13.2, MWP-WRK-025)."""
+    """Coordinator review succeeded: the submission is verified (§13.2, MWP-WRK-025); the
+    table's ``review_passed`` guard has checked the review the Command carries."""
     move = decide(ctx, cmd, ctx.tables.work_item, named_item(ctx, cmd))
     item = move.item
+    # The review guard (authority.review_rules) verified the Evidence and the §13.2 review.
     review = cmd.payload.get("reviewEvidence", [])
-    if not isinstance(review, list):
-        raise invalid("reviewEvidence must be a list of signed Evidence documents.")
-    reviewers = set()
-    for evidence in review:
-        verified = verify_parsed(profile_for("evidence"), evidence, ctx.state.registry)
-        if evidence["workItemId"] != item.work_item_id:
-            raise invalid("Review Evidence must be about this WorkItem.")
-        reviewers.add(verified.principal.id)
-    if item.owner and item.owner["agentId"] == cmd.actor_id and not (reviewers - {cmd.actor_id}):
-        raise forbidden(
-            "The Coordinator produced this result itself and may not be its sole reviewer; "
-            "attach Evidence from another reviewer.",
-            rule="§7.2 never the sole reviewer of its own output",
-        )
     closed = leases.close_all_of_item(ctx, item, LT.RELEASE, "result accepted")
     yield move.draft(
         reviewEvidence=review,

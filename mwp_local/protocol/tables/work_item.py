@@ -168,6 +168,7 @@ WORK_ITEM_TABLE: TransitionTable[WorkItemState, WorkTransition] = TransitionTabl
             sources=frozenset({W.SUBMITTED}),
             targets=(W.VERIFIED,),
             events=(E.WORK_RESULT_ACCEPTED,),
+            guards=("review_passed",),
             note="Coordinator review succeeds",
         ),
         Row(
