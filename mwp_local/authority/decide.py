@@ -111,7 +111,8 @@ def _deferred_revision(decision: Decision) -> None:
     """The compare-and-set the pipeline left to the row (``Context.revision_after_table``): the
     Command's ``expectedRevision`` against the subject's revision, after the table (§15.3)."""
     ctx, cmd = decision.ctx, decision.cmd
-    if cmd is None or ctx.revision_after_table != _AGGREGATE.get(decision.table.aggregate):
+    aggregate = _AGGREGATE.get(decision.table.aggregate)  # None: a table without revisions
+    if cmd is None or aggregate is None or ctx.revision_after_table != aggregate:
         return
     record = decision.subject.record
     if isinstance(record, MissionRecord):

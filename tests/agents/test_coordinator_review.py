@@ -316,9 +316,12 @@ def test_the_human_reads_every_retained_review_before_approving(reviewed: Sandbo
     assert f"{len(reviews)} retained review records" in approval["comments"]
 
 
-def test_without_a_content_source_the_review_says_it_could_not_rehash(tmp_path: Path) -> None:
+def test_without_a_content_source_the_coordinator_never_accepts_a_result(tmp_path: Path) -> None:
+    """A log-only review re-hashes nothing, so it is no §13.2 review: the Authority would refuse
+    its acceptance (tests/authority/test_review_required.py) and the Coordinator waits."""
     sandbox = make(tmp_path, base_file(), cast=False)
-    sandbox.run()
-    review = events(sandbox, "work.result.accepted")[0]["payload"]["review"]
-    assert review["limited"] is True
-    assert all("not re-hashed" in s["note"] for s in review["steps"] if "note" in s)
+    sandbox.run(until=lambda sb: bool(events(sb, "work.submitted")), max_steps=2_000)
+    assert events(sandbox, "work.submitted")
+    sandbox.run(max_steps=200)
+    assert events(sandbox, "work.result.accepted") == []
+    assert "submitted" in {str(i.state) for i in sandbox.log.state.work_items.values()}

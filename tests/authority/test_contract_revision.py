@@ -23,7 +23,7 @@ from .world import WHERE_REFUSED, World, mission_world
 
 WID = "urn:mwp-local:work:impl"
 DEP = "urn:mwp-local:work:discovered"
-INSERT = XC.DEPENDENCY_INSERT.value
+INSERT = XC.WORK_DEPENDENCY_ADD.value
 
 
 @pytest.fixture(params=WHERE_REFUSED)

@@ -26,6 +26,7 @@ from mwp_local.authority import registry as handler_registry
 from mwp_local.delivery.bus import DeliveryBus
 from mwp_local.delivery.config import DeliveryConfig
 from mwp_local.delivery.snapshots import SnapshotBundle, build_snapshot
+from mwp_local.protocol.documents.kinds import ExtensionCommandKind as XC
 from mwp_local.protocol.errors import ErrorCode
 from mwp_local.protocol.jcs import canonicalize
 from mwp_local.protocol.jsontext import parse_strict
@@ -276,7 +277,7 @@ def _work_lease_expired() -> str:
     _queued(w)
     w.start(WID)
     w.advance(w.authority.config.execution_lease_us / 1e6)
-    kind = "ext.missionweaveprotocol.core.execution_lease_renew"
+    kind = XC.WORK_EXECUTION_LEASE_RENEW.value
     return _code(w, "WORK_LEASE_EXPIRED", "worker-a", kind, w.lease(WID))
 
 
@@ -375,7 +376,9 @@ def _bus(w: World, config: DeliveryConfig) -> DeliveryBus:
     def snapshot(group: str, events: Sequence[dict[str, Any]], at: str) -> SnapshotBundle:
         return build_snapshot(w.org, group, events, at, online_window=4)
 
-    return DeliveryBus(config, seed=1, make_snapshot=snapshot)
+    return DeliveryBus(
+        config, seed=1, organization_id=w.org.organization_id, make_snapshot=snapshot
+    )
 
 
 def _error_frames(frames: list[dict[str, Any]]) -> list[str]:

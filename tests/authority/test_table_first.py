@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from mwp_local.protocol.documents.kinds import ExtensionCommandKind as XC
+
 from .world import WHERE_REFUSED, World, mission_world
 
 WID = "urn:mwp-local:work:impl"
@@ -88,9 +90,7 @@ def test_a_stale_expected_revision_does_not_hide_a_forbidden_transition(world: W
 @pytest.mark.req("MWP-WRK-003")
 def test_an_in_state_action_checks_its_states_before_the_lease(world: World) -> None:
     _queued(world)
-    world.refuse(
-        TABLE, "worker-a", "ext.missionweaveprotocol.core.execution_lease_renew", world.lease(WID)
-    )
+    world.refuse(TABLE, "worker-a", XC.WORK_EXECUTION_LEASE_RENEW.value, world.lease(WID))
 
 
 @pytest.mark.req("MWP-WRK-013")

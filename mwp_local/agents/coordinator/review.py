@@ -309,7 +309,8 @@ def _failure_report(
 
 
 def _review_without_content(view: View, item: WorkItemRecord, now_us: int) -> Intent | None:
-    """The fallback when no content source was injected: what the log alone shows."""
+    """The fallback when no content source was injected: what the log alone shows. It can
+    reject a submission (a missing manifest, failed Evidence) but never accept one."""
     steps = [
         {
             "step": "artifact_integrity",
@@ -326,14 +327,11 @@ def _review_without_content(view: View, item: WorkItemRecord, now_us: int) -> In
     if item.owner is not None and item.owner["agentId"] == view.me:
         return None  # never the sole reviewer of its own output
     ok = all(s["ok"] for s in steps)
-    review = {"steps": steps, "verdict": "accepted" if ok else "rejected", "limited": True}
     if ok:
-        return Intent(
-            kind="work.accept_result",
-            group=item.group_id,
-            why=f"the (log-only) review of '{short(item.work_item_id)}' passed",
-            payload={"workItemId": item.work_item_id, "review": review},
-        )
+        # A log-only review is no §13.2 review (nothing was re-hashed), and the Authority
+        # verifies a result only on one (authority.review_rules): wait for a content source.
+        return None
+    review = {"steps": steps, "verdict": "rejected", "limited": True}
     report = _failure_report(
         view, item, now_us, "Coordinator review in the order of §13.2 (log only)", review
     )
