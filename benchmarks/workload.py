@@ -303,7 +303,7 @@ class Workload:
             state = self.log.state
             record = review_submission(
                 item,
-                manifests=state.artifacts,
+                manifests=state.item_manifests(wid),
                 source=self.contents,
                 reviewer=coordinator,
                 registry=state.registry,

@@ -157,7 +157,7 @@ def main(directory: Path) -> int:
         """work.accept_result's payload: the review's Evidence and its record (§13.2, in order:
         integrity, the signed test report the reviewer attached, evaluation, retention)."""
         return {"workItemId": wid, **review_submission(state.work_items[wid],
-            manifests=state.artifacts, source=blobs, reviewer=coordinator.member,
+            manifests=state.item_manifests(wid), source=blobs, reviewer=coordinator.member,
             registry=state.registry, now=now().text, accept_submitted=True,
         ).accept_result_payload()}
 

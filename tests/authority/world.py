@@ -395,8 +395,8 @@ class World:
         options.setdefault("checks", checks)
         return review_submission(
             self.state.work_items[wid],
-            manifests=self.state.artifacts,
-            source=_ManifestSource(self.state.artifacts),
+            manifests=self.state.item_manifests(wid),
+            source=_ManifestSource(self.state.item_manifests(wid)),
             reviewer=self.org.get(reviewer),
             registry=self.state.registry,
             now=format_utc(self.now_us),
