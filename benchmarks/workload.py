@@ -167,7 +167,7 @@ class Workload:
             mission = state.missions[group.mission_id]
             if who.id == mission.coordinator_agent_id:
                 fields["coordinator_epoch"] = mission.coordinator_epoch
-        fields["action_id"] = derived_uuid("bench", str(self._count))
+        fields["action_id"] = derived_uuid(self.org.organization_id, "bench", str(self._count))
         fields.update(over)
         return self.org.command(who, kind, payload, **fields)
 
