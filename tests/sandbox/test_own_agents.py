@@ -62,6 +62,50 @@ def test_a_custom_coordinator_that_verifies_unreviewed_work_is_refused(tmp_path:
     assert not [e for e in sandbox.log.store.events() if e.kind == "work.result.accepted"]
 
 
+class SkipsReview(CoordinatorPolicy):
+    """A careless review hook: accept every submitted result at once, with no §13.2 review."""
+
+    def review(
+        self,
+        view: View,
+        item: WorkItemRecord,
+        items: Mapping[str, WorkItemRecord],
+        now_us: int,
+    ) -> Intent | None:
+        return Intent(
+            kind="work.accept_result",
+            group=item.group_id,
+            why="submitted, so it must be fine",
+            payload={"workItemId": item.work_item_id, "reviewEvidence": []},
+        )
+
+
+@pytest.mark.req("MWP-WRK-025")
+def test_a_custom_review_that_accepts_submitted_work_unreviewed_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The case a careless prototyper hits: the work *is* submitted, the review is skipped."""
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        worker_files=False,
+        policies={"coordinator": SkipsReview},
+        stall_after="2h",
+    )
+    refused: list[Any] = []
+    for _ in range(600):
+        sandbox.step()
+        refused = [r for r in sandbox.log.store.rejections() if r.kind == "work.accept_result"]
+        if refused:
+            break
+    assert refused, "the Authority accepted a submitted result with no review"
+    assert refused[0].code == "INVALID_COMMAND"  # §13.2: the review must have run and passed
+    items = sandbox.log.state.work_items.values()
+    assert any(w.state is WorkItemState.SUBMITTED for w in items)
+    assert not any(w.state is WorkItemState.VERIFIED for w in items)
+    assert not [e for e in sandbox.log.store.events() if e.kind == "work.result.accepted"]
+
+
 class Picky(WorkerPolicy):
     """A Worker that declines implementation work and says why."""
 
