@@ -156,7 +156,9 @@ def test_ack_permits_delivery_clean_up_but_never_deletes_history(finished: Finis
 def test_reconnection_subscribes_after_the_cursor_and_replays_duplicates(
     finished: Finished,
 ) -> None:
-    down = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 40 * SECOND, agent="dev")
+    # The Coordinator: a member from the Group's first Event, so it has a Cursor to resume
+    # after when the window cuts it off (a Worker receives nothing before its Membership).
+    down = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 40 * SECOND, agent="coordinator")
     config = DeliveryConfig(
         drop=0.3,
         delay=0.3,
@@ -165,7 +167,7 @@ def test_reconnection_subscribes_after_the_cursor_and_replays_duplicates(
         disconnects=(down,),
     )
     bus = _bus(finished, config, seed=5)
-    client = _receiver(finished)
+    client = _receiver(finished, "coordinator")
     bus.attach(client, T0)
     _run(bus, finished)
     assert bus.stats.disconnects == 1 and bus.stats.reconnects == 1
@@ -295,6 +297,8 @@ def test_a_noisy_group_pauses_with_backpressure_and_never_starves_another(
     bus.attach(slow, T0)
     noisy = _group_events(finished, "urn:mwp-local:group:noisy", 30)
     quiet = _group_events(finished, "urn:mwp-local:group:quiet", 1)
+    for group in ("urn:mwp-local:group:noisy", "urn:mwp-local:group:quiet"):
+        bus.audience.grant(slow.agent_id, group)  # the bus delivers to members only
     bus.publish(noisy + quiet, T0)
     bus.pump(T0)
     first_round = [f for f in slow.frames]
