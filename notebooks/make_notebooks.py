@@ -867,8 +867,10 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "     'resumed after it; the projections equal a clean replay')"),
     md("A snapshot altered after signing restores nothing. Change one Event in the body (its "
        "hash no longer matches the signed `stateHash`: `PROTOCOL_VIOLATION`), or the snapshot "
-       "document itself (its signature fails: `AUTH_INVALID_SIGNATURE`): the agent does not "
-       "subscribe again, and its state and Cursors stay as they were."),
+       "document itself (its signature fails: `AUTH_INVALID_SIGNATURE`): its state and "
+       "Cursors stay as they were, and it subscribes again from its durable Cursor, so the bus "
+       "names a snapshot signed anew (after three refusals in a row it stops asking and is "
+       "*stuck*, and a run with a stuck agent is never reported a success)."),
     code("from mwp_local.delivery.snapshots import SnapshotBundle\n"
          "\n"
          "\n"
@@ -891,7 +893,8 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "    victim = db.listener(org, 'dev')\n"
          "    victim.fetch = lambda snapshot_id: forged\n"
          "    before = db.projections(victim.runtime.replica)\n"
-         "    assert victim.receive(frame, T0) == []  # no SUBSCRIBE: it does not resume\n"
+         "    (again,) = victim.receive(frame, T0)  # it asks again, from its durable Cursor\n"
+         "    assert again['frameType'] == 'SUBSCRIBE'\n"
          "    assert db.projections(victim.runtime.replica) == before\n"
          "    assert victim.runtime.durable_cursors() == {}\n"
          "    (refused,) = victim.restorations\n"
@@ -902,7 +905,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "    refused = restore(*tampered(part))\n"
          "    assert refused.events == 0\n"
          "    display(show('MWP-WRK-030', 'rejected', f'a snapshot with a tampered {part}: '\n"
-         "                 f'{refused.refused}; nothing restored, no resumption'))"),
+         "                 f'{refused.refused}; nothing restored, asked again from its Cursor'))"),
     md("## Per-Group backpressure (§17.3)\n\nA session may hold `group_buffer` unacknowledged "
        "frames per Group. Here a slow consumer never acknowledges. The noisy Group (the Events "
        "above) reaches 4 unacknowledged frames and is paused with `ERROR BACKPRESSURE` (retry "

@@ -246,11 +246,16 @@ class DeliveryBus:
         frame = frames.error(session.ids.next(), problem, format_utc(now_us), group_id=group)
         self._queue(session, group, 0, frame, now_us)
 
-    def _snapshot_at_retention(self, group: str, now_us: int) -> SnapshotBundle:
-        """The signed snapshot through the Group's retention point (made when first needed)."""
+    def _snapshot_at_retention(
+        self, group: str, now_us: int, *, refused: str | None = None
+    ) -> SnapshotBundle:
+        """The signed snapshot through the Group's retention point (made when first needed,
+        and made anew when ``refused`` names the current one: a receiver could not verify
+        it)."""
         current = self.current_snapshot.get(group)
         if (
             current is not None
+            and current != refused
             and self.snapshots[current].through_sequence == self.retention[group]
         ):
             return self.snapshots[current]
@@ -261,7 +266,12 @@ class DeliveryBus:
         return bundle
 
     def _too_old(self, session: Session, group: str, after: int, now_us: int) -> None:
-        bundle = self._snapshot_at_retention(group, now_us)
+        # A session asking again from before the retention point did not restore the snapshot
+        # it was named (it refused it): it gets one signed anew, never the same one forever.
+        bundle = self._snapshot_at_retention(
+            group, now_us, refused=session.snapshot_named.get(group)
+        )
+        session.snapshot_named[group] = bundle.snapshot["snapshotId"]
         retention = self.retention[group]
         self.stats.cursor_too_old += 1
         session.awaiting_snapshot.add(group)

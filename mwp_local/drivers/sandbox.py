@@ -485,6 +485,17 @@ class Sandbox:
         if self.delivery is not None:
             self.clock.advance_to(self.delivery.settle(self.clock.now_us()))
 
+    def stuck_agents(self) -> dict[str, tuple[str, ...]]:
+        """Agent name → the Groups it cannot catch up on (every snapshot it was named for
+        them failed verification): while any is stuck, the run is not a success."""
+        if self.delivery is None:
+            return {}
+        return {
+            c.runtime.name: tuple(sorted(c.stuck))
+            for c in self.delivery.clients.values()
+            if c.stuck
+        }
+
     @property
     def steps(self) -> int:
         """Agent actions performed so far (both modes)."""
@@ -508,7 +519,8 @@ class Sandbox:
             rejections[r.code] = rejections.get(r.code, 0) + 1
         return RunSummary(
             steps=self.steps,
-            finished=self.finished(),
+            # a run is a success only if every agent could follow it (none stuck behind)
+            finished=self.finished() and not self.stuck_agents(),
             missions={m.mission_id: str(m.state) for m in state.missions.values()},
             work_items=items,
             events=self.log.store.event_count(),
@@ -517,6 +529,7 @@ class Sandbox:
             wall_seconds=self._wall,
             delivery=None if self.delivery is None else self.delivery.summary(),
             stall=self.stall,
+            stuck=self.stuck_agents(),
         )
 
     def _repr_html_(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import BasePolicy
-from mwp_local.agents.bus_client import BusClient
+from mwp_local.agents.bus_client import MAX_SNAPSHOT_REFUSALS, BusClient
 from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.authority.organization import Organization
 from mwp_local.delivery import frames
@@ -250,12 +250,51 @@ def test_a_snapshot_that_fails_verification_restores_nothing(
         "2026-07-15T09:00:00Z",
         group_id=group,
     )
-    assert client.receive(error, T0) == []  # no SUBSCRIBE: it does not resume
+    # it asks again from its durable Cursor (so the bus names a snapshot signed anew)
+    (again,) = client.receive(error, T0)
+    assert again["frameType"] == "SUBSCRIBE" and problems("websocket-frame", again) == []
+    assert again["groups"] == [{"groupId": group, "afterSequence": 0}]
     (restoration,) = client.restorations
     expected = "AUTH_INVALID_SIGNATURE" if tamper == "signature" else "PROTOCOL_VIOLATION"
     assert restoration.refused == expected and restoration.events == 0
     assert projections(runtime.replica) == before
     assert runtime.durable_cursors() == {}
+    # refused every time, it stops asking after MAX_SNAPSHOT_REFUSALS and says it is stuck
+    for _ in range(MAX_SNAPSHOT_REFUSALS - 1):
+        assert client.receive(error, T0) != []
+    assert client.receive(error, T0) == [] and client.stuck == {group}
+    assert projections(runtime.replica) == before
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_an_agent_refusing_a_tampered_snapshot_recovers_from_one_signed_anew(
+    finished: Finished,
+) -> None:
+    """One tampered snapshot in the bus's store (correctly refused) does not leave the agent
+    at its Cursor for good: it subscribes again, the bus signs a snapshot anew from its
+    archive, the agent restores it and the bus settles with the agent at the head."""
+    bus = _bus(finished, DeliveryConfig(online_window=5), seed=7)
+    bus.publish(copy.deepcopy(finished.events), T0)
+    group = next(iter(bus.latest))
+    bundle = bus._snapshot_at_retention(group, T0)
+    body = copy.deepcopy(bundle.body)
+    body["events"][0]["payload"]["tampered"] = True
+    bus.snapshots[bundle.snapshot["snapshotId"]] = SnapshotBundle(
+        snapshot=bundle.snapshot, body=body
+    )
+    runtime = AgentRuntime(
+        finished.org, finished.org.get("coordinator"), Idle(), local=MemoryLocalStore()
+    )
+    client = BusClient(runtime, fetch=bus.snapshot)
+    bus.attach(client, T0)
+    now = _run(bus, finished, start=T0 + SECOND)
+    assert bus.settled()
+    refused, restored = client.restorations
+    assert refused.refused == "PROTOCOL_VIOLATION" and restored.refused is None
+    assert not client.stuck
+    assert runtime.inbox.cursors[group] == bus.latest[group]
+    assert projections(runtime.replica) == finished.clean
+    assert now >= T0
 
 
 def _group_events(finished: Finished, group: str, count: int) -> list[dict[str, Any]]:

@@ -3,13 +3,16 @@ campaign over many seeds, and Worker restarts (§11.5, §16; MWP-WRK-029/030/031
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mwp_local.agents.base import unwrap
 from mwp_local.agents.specs import MissionFile
+from mwp_local.delivery.snapshots import SnapshotBundle
 from mwp_local.drivers.mission_file import load
 from mwp_local.drivers.sandbox import Sandbox, StepReport
 from mwp_local.protocol.timestamps import parse_timestamp
@@ -194,4 +197,33 @@ def test_the_same_seed_gives_a_byte_identical_log_through_the_bus(tmp_path: Path
 def test_without_a_delivery_table_events_go_straight_to_the_agents(tmp_path: Path) -> None:
     sandbox = Sandbox(tmp_path / "s", SAMPLES / "learn.toml", worker_files=False)
     assert sandbox.delivery is None
+    sandbox.close()
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_a_run_whose_agent_cannot_settle_is_not_reported_a_success(tmp_path: Path) -> None:
+    """Every snapshot the bus names is tampered: the long-disconnected Worker refuses each
+    (correctly), stops asking after a few, and is stuck behind. The Mission reaches a terminal
+    state, but the run does not report success, and says who is stuck."""
+    sandbox = Sandbox(tmp_path / "s", SAMPLES / "delivery.toml", worker_files=False)
+    assert sandbox.delivery is not None
+    bus = sandbox.delivery.bus
+    sign = bus.make_snapshot
+
+    def tampered(group: str, events: Any, created_at: str) -> SnapshotBundle:
+        bundle = sign(group, events, created_at)
+        body = copy.deepcopy(bundle.body)
+        body["events"][0]["payload"]["tampered"] = True
+        return SnapshotBundle(snapshot=bundle.snapshot, body=body)
+
+    bus.make_snapshot = tampered  # type: ignore[method-assign]
+    summary = sandbox.run(max_steps=5_000)
+    assert sandbox.finished()  # every Mission is terminal ...
+    assert not summary.finished  # ... yet the run is no success
+    assert summary.stuck == {"dev": ("urn:mwp-local:group:report-export",)}
+    assert any("Not settled: dev" in line for line in summary.lines())
+    client = next(c for c in sandbox.delivery.clients.values() if c.runtime.name == "dev")
+    assert all(r.refused == "PROTOCOL_VIOLATION" for r in client.restorations)
+    with pytest.raises(RuntimeError, match="did not settle"):
+        sandbox.settle_delivery()
     sandbox.close()
