@@ -412,9 +412,7 @@ def fetch_cited_events(
     denied = {}
     for event_id in wanted:
         event = by_id[event_id]
-        if event["sequence"] < start and not (
-            granted and event.get("workItemId") == made_for
-        ):
+        if event["sequence"] < start and not (granted and event.get("workItemId") == made_for):
             denied[event_id] = f"sequence {event['sequence']} is before your visibility ({start})"
         elif not scope_covers_event(state, mem, event):
             denied[event_id] = f"outside your scopes {', '.join(mem.document['scopes'])}"
