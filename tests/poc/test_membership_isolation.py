@@ -201,8 +201,10 @@ def test_a_coordinator_reads_no_other_groups_artifact_content(tmp_path: Path) ->
         content = policy.content
         state = sb.log.state
         checkout = next(g for g in state.groups if g.endswith(":checkout"))
-        own = next(h for h, m in state.artifacts.items() if m["groupId"] == checkout)
-        foreign = next(h for h, m in state.artifacts.items() if m["groupId"] != checkout)
+        own = next(m["contentHash"] for m in state.artifacts.values() if m["groupId"] == checkout)
+        foreign = next(
+            m["contentHash"] for m in state.artifacts.values() if m["groupId"] != checkout
+        )
         assert content.get(own)  # its own Group's deliverable
         events_before = sb.log.store.event_count()
         with pytest.raises(ProtocolError) as refused:
