@@ -695,7 +695,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "\n"
          "MISSIONS = Path.cwd().parent / 'sample_missions'\n"
          "sb = Sandbox(Path(tempfile.mkdtemp()) / 'sandbox', MISSIONS / 'learn.toml', seed=1)\n"
-         "sb.run(max_steps=25)\n"
+         "sb.run(max_steps=35)  # 'dev' is a member of the Group from step 34\n"
          "org, group = sb.log.org, 'urn:mwp-local:group:export-button'\n"
          "events = [parse_strict(e.document) for e in sb.log.store.events()]\n"
          "group_events = [e for e in events if e.get('groupId') == group]\n"
@@ -799,16 +799,16 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "assert db.projections(late.runtime.replica) == CLEAN\n"
          "show('MWP-WRK-030', 'accepted', 'ACKed frames were cleaned up and nothing was '\n"
          "     'deleted: a newcomer replayed the whole Group')"),
-    md("## MWP-WRK-030: reconnection replays after the Cursor, duplicates included\n\n`dev`'s "
+    md("## MWP-WRK-030: reconnection replays after the Cursor, duplicates included\n\n`coordinator`'s "
        "connection drops 5 s in (what was in flight is lost) and comes back at 40 s. It sends "
        "`SUBSCRIBE` with its durable Cursor as `afterSequence`; the bus replays after it, "
-       "including Events `dev` had already buffered past a gap: duplicates, which its inbox "
+       "including Events `coordinator` had already buffered past a gap: duplicates, which its inbox "
        "drops."),
-    code("away = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 40 * SECOND, agent='dev')\n"
+    code("away = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 40 * SECOND, agent='coordinator')\n"
          "config = DeliveryConfig(drop=0.3, delay=0.3, max_delay_us=20 * SECOND,\n"
          "                        redeliver_after_us=60 * SECOND, disconnects=(away,))\n"
          "bus = db.new_bus(org, config, seed=5)\n"
-         "tape = db.Tape(db.listener(org, 'dev'))\n"
+         "tape = db.Tape(db.listener(org, 'coordinator'))\n"
          "bus.attach(tape, T0)\n"
          "db.drive(bus, events)\n"
          "((_, resubscribe),) = bus.subscriptions  # at first dev had no Cursor: no SUBSCRIBE\n"
@@ -823,14 +823,14 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "     'equal a clean replay')"),
     md("## MWP-WRK-030: a Cursor older than the online window: `CURSOR_TOO_OLD`\n\nThe bus keeps "
        "only `online_window` Events per Group online; older ones are served through a **Group "
-       "Snapshot** signed by the Group Authority. `dev` is away for an hour; when it subscribes "
+       "Snapshot** signed by the Group Authority. `coordinator` is away for an hour; when it subscribes "
        "again its Cursor is older than the window, and the bus answers with an `ERROR` frame "
        "whose details carry a signed snapshot reference (snapshot ID, Group, sequence, and the "
        "hash of the snapshot document). Nothing is replayed from the old Cursor."),
-    code("away = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 3600 * SECOND, agent='dev')\n"
+    code("away = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 3600 * SECOND, agent='coordinator')\n"
          "config = DeliveryConfig(online_window=5, disconnects=(away,))\n"
          "bus = db.new_bus(org, config, seed=6)\n"
-         "dev = db.listener(org, 'dev', bus)  # it fetches snapshots from this bus\n"
+         "dev = db.listener(org, 'coordinator', bus)  # it fetches snapshots from this bus\n"
          "tape = db.Tape(dev)\n"
          "bus.attach(tape, T0)\n"
          "db.drive(bus, events)\n"
@@ -844,7 +844,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "show('MWP-WRK-030', 'rejected', f'SUBSCRIBE after {old}, but the online log starts '\n"
          "     f'after {bus.retention[group]}: CURSOR_TOO_OLD with a signed snapshot reference; '\n"
          "     'nothing replayed from the old Cursor')"),
-    md("`dev` fetched the snapshot the reference names and verified it before restoring "
+    md("`coordinator` fetched the snapshot the reference names and verified it before restoring "
        "anything: the reference hash, the Group Authority's signature, the body hash against "
        "the signed `stateHash`, the Event IDs and every Event's own signature. Then it "
        "subscribed again after the snapshot sequence, and its projections equal a clean "
@@ -867,8 +867,10 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "     'resumed after it; the projections equal a clean replay')"),
     md("A snapshot altered after signing restores nothing. Change one Event in the body (its "
        "hash no longer matches the signed `stateHash`: `PROTOCOL_VIOLATION`), or the snapshot "
-       "document itself (its signature fails: `AUTH_INVALID_SIGNATURE`): the agent does not "
-       "subscribe again, and its state and Cursors stay as they were."),
+       "document itself (its signature fails: `AUTH_INVALID_SIGNATURE`): its state and "
+       "Cursors stay as they were, and it subscribes again from its durable Cursor, so the bus "
+       "names a snapshot signed anew (after three refusals in a row it stops asking and is "
+       "*stuck*, and a run with a stuck agent is never reported a success)."),
     code("from mwp_local.delivery.snapshots import SnapshotBundle\n"
          "\n"
          "\n"
@@ -891,7 +893,8 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "    victim = db.listener(org, 'dev')\n"
          "    victim.fetch = lambda snapshot_id: forged\n"
          "    before = db.projections(victim.runtime.replica)\n"
-         "    assert victim.receive(frame, T0) == []  # no SUBSCRIBE: it does not resume\n"
+         "    (again,) = victim.receive(frame, T0)  # it asks again, from its durable Cursor\n"
+         "    assert again['frameType'] == 'SUBSCRIBE'\n"
          "    assert db.projections(victim.runtime.replica) == before\n"
          "    assert victim.runtime.durable_cursors() == {}\n"
          "    (refused,) = victim.restorations\n"
@@ -902,7 +905,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "    refused = restore(*tampered(part))\n"
          "    assert refused.events == 0\n"
          "    display(show('MWP-WRK-030', 'rejected', f'a snapshot with a tampered {part}: '\n"
-         "                 f'{refused.refused}; nothing restored, no resumption'))"),
+         "                 f'{refused.refused}; nothing restored, asked again from its Cursor'))"),
     md("## Per-Group backpressure (§17.3)\n\nA session may hold `group_buffer` unacknowledged "
        "frames per Group. Here a slow consumer never acknowledges. The noisy Group (the Events "
        "above) reaches 4 unacknowledged frames and is paused with `ERROR BACKPRESSURE` (retry "
@@ -918,6 +921,8 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "config = DeliveryConfig(group_buffer=4, frames_per_round=3)\n"
          "bus = db.new_bus(org, config)\n"
          "slow = db.Slow('urn:missionweaveprotocol:agent:slow')\n"
+         "for g in {e['groupId'] for e in group_events + quiet}:\n"
+         "    bus.audience.grant(slow.agent_id, g)  # a member of both (the bus serves members)\n"
          "bus.attach(slow, T0)\n"
          "bus.publish(group_events + quiet, T0)\n"
          "for n in (1, 2, 3):\n"
@@ -995,10 +1000,10 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "assert verify_log(sb.log.org, sb.log.store).ok\n"
          "sb.sql('SELECT state, count(*) AS n FROM work_items GROUP BY state')"),
     md("## The sample mission `delivery.toml`, in step mode\n\nAll of it at once, with agents "
-       "deciding: duplicates, reordering, delays, drops, `ops` disconnected for an hour (it "
-       "comes back to `CURSOR_TOO_OLD` and restores the snapshot), and a six-minute "
-       "Group-service outage while `ana` and `dev` are working. The run stops as soon as `ops` "
-       "has restored its snapshot; the last line of the summary is the delivery bus's."),
+       "deciding: duplicates, reordering, delays, drops, a six-minute Group-service outage "
+       "while `ana` and `dev` are working, then `dev` disconnected for an hour (it comes back "
+       "to `CURSOR_TOO_OLD` and restores the snapshot). The run stops as soon as `dev` has "
+       "restored its snapshot; the last line of the summary is the delivery bus's."),
     code("from mwp_local.authority.offline import BOUNDED_OFFLINE\n"
          "\n"
          "run = Sandbox(Path(tempfile.mkdtemp()) / 'delivery', MISSIONS / 'delivery.toml')\n"
@@ -1016,7 +1021,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "\n"
          "summary = run.run(until=restored, progress=watch)\n"
          "print('\\n'.join(summary.lines()))\n"
-         "run.delivery.clients[run.runtime('ops').member.id].restorations"),
+         "run.delivery.clients[run.runtime('dev').member.id].restorations"),
     md("### Bounded offline execution in the run (MWP-WRK-020, MWP-WRK-021, MWP-WRK-022)\n\n"
        "During the outage `ana` and `dev` kept their already-active, reversible work going "
        "(MWP-WRK-020) and each buffered a signed `work.checkpoint` carrying the critical "
@@ -1053,13 +1058,21 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "display(show('MWP-WRK-022', 'accepted', 'one transaction: ' + ', then '.join(kinds)))\n"
          "show('MWP-WRK-022', 'rejected', f'{overflow.agent}: {overflow.code}, no partial Event')"),
     md("Let the bus deliver everything still in flight (no agent acts meanwhile): every "
-       "agent, `ops` included, holds the same projections as a clean replay of the Group log. "
-       "The Sandbox draws itself too."),
+       "member of the Group holds the same projections as a clean replay of the Group log. "
+       "A Group's Events reach its members only (§8, §17.2): `ops` was never offered work "
+       "here, so it received none of them, not even the Mission's goal. The Sandbox draws "
+       "itself too."),
     code("from mwp_local.store.group_log import replay\n"
          "\n"
          "run.settle_delivery()\n"
          "truth = db.projections(replay(run.log.org, run.log.store))\n"
-         "assert all(db.projections(r.replica) == truth for r in run.runtimes)\n"
+         "members = [r for r in run.runtimes if r.replica.groups]\n"
+         "assert all(db.projections(r.replica) == truth for r in members)\n"
+         "ops = run.runtime('ops')\n"
+         "handed = run.delivery.bus.handed.get(ops.member.id, {})\n"
+         "assert not ops.replica.groups and not ops.replica.missions and not handed\n"
+         "print(f'ops received {sum(len(s) for s in handed.values())} Group Events; '\n"
+         "      f'{len(members)} members are at the head')\n"
          "run"),
     md("## One Organization per sandbox: no Event ID names two Events\n\nA recipient "
        "deduplicates by Event ID (**MWP-WRK-029**), and an analyst may merge the logs of several "

@@ -7,7 +7,9 @@ transaction, and then acknowledges the *durable* Cursors. It answers a ``PING`` 
 echoing the nonce, records ``BACKPRESSURE``, and on ``CURSOR_TOO_OLD`` fetches the signed Group
 Snapshot the error names, verifies it (reference hash, Group Authority signature, ``stateHash``,
 Event IDs and signatures), folds its Events and subscribes again after the snapshot sequence. A
-snapshot that fails verification restores nothing and is recorded with its section-19 code.
+snapshot that fails verification restores nothing and is recorded with its section-19 code;
+the client then subscribes again from its durable Cursor, so the bus names a snapshot signed
+anew (MWP-WRK-030), and after ``MAX_SNAPSHOT_REFUSALS`` in a row it marks the Group ``stuck``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from ..delivery.snapshots import SnapshotBundle, verify_snapshot
 from ..protocol.errors import ProtocolError
 from ..protocol.timestamps import format_utc
 from .runtime import AgentRuntime
+
+#: Snapshots a client refuses in a row for one Group before it stops asking.
+MAX_SNAPSHOT_REFUSALS = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +50,10 @@ class BusClient:
     backpressure: list[dict[str, Any]] = field(default_factory=list)
     restorations: list[Restoration] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    #: Groups whose snapshots were refused ``MAX_SNAPSHOT_REFUSALS`` times in a row: the
+    #: agent is behind there until one verifies (a run with such an agent is not a success).
+    stuck: set[str] = field(default_factory=set)
+    _refusals: dict[str, int] = field(default_factory=dict)
     _last_ack: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -98,7 +107,16 @@ class BusClient:
                     refused=problem.code.value,
                 )
             )
-            return []
+            # Ask again from the durable Cursor (the bus then signs a snapshot anew), a few
+            # times; after that the agent stays behind, and says so (``stuck``).
+            refusals = self._refusals[group] = self._refusals.get(group, 0) + 1
+            if refusals > MAX_SNAPSHOT_REFUSALS:
+                self.stuck.add(group)
+                return []
+            after = self.runtime.durable_cursors().get(group, 0)
+            return [frames.subscribe(self.ids.next(), self._subscription(), {group: after})]
+        self._refusals.pop(group, None)
+        self.stuck.discard(group)
         released = self.runtime.deliver(events)
         self.runtime.flush()
         self.restorations.append(
@@ -134,4 +152,4 @@ class BusClient:
         return frames.subscribe(self.ids.next(), self._subscription(), cursors)
 
 
-__all__ = ["BusClient", "Restoration"]
+__all__ = ["MAX_SNAPSHOT_REFUSALS", "BusClient", "Restoration"]

@@ -47,8 +47,12 @@ def cast_policies(
     make_worker: Callable[[AgentSpec], Policy],
     seed: int = 0,
     coordinator_types: Mapping[str, type[CoordinatorPolicy]] | None = None,
+    content_for: Callable[[str], ContentSource] | None = None,
 ) -> dict[str, Policy]:
-    """Principal name → the policy it runs, for every human and Agent of ``spec``."""
+    """Principal name → the policy it runs, for every human and Agent of ``spec``.
+
+    ``content_for(name)``, when given, is the content source of that Coordinator (a gated one:
+    ``artifacts.manifests.GatedContent``) in place of ``content``."""
     policies: dict[str, Policy] = {}
     for human in spec.humans:
         owned = [m for m in spec.roots if m.owner == human]
@@ -57,7 +61,11 @@ def cast_policies(
     for agent in spec.agents:
         if agent.name in coordinators:
             kind = (coordinator_types or {}).get(agent.name, CoordinatorPolicy)
-            coordinator = kind(spec.coordinated_by(agent.name), spec.start_us, content=content)
+            coordinator = kind(
+                spec.coordinated_by(agent.name),
+                spec.start_us,
+                content=content if content_for is None else content_for(agent.name),
+            )
             policies[agent.name] = FaultyPolicy.scheduled(
                 coordinator, spec.faults_of(agent.name), spec.start_us
             )

@@ -372,8 +372,10 @@ def fetch_cited_events(
 
     All or nothing: every requested Event (default: all cited) must be cited by the verified
     package, and visible to the requester's live Membership in the package's Group: at or after
-    its ``visibilityStartSequence`` and inside its scopes (``group:all``, or ``work:<id>`` for
-    that WorkItem's Events and Conversation). Raises ``MEMBERSHIP_REQUIRED`` without a live
+    its ``visibilityStartSequence`` (or, for a package scoped to a WorkItem the Membership
+    covers, an Event about that WorkItem: the package was made for them, MWP-WRK-027) and
+    inside its scopes (``group:all``, or ``work:<id>`` for that WorkItem's Events and
+    Conversation). Raises ``MEMBERSHIP_REQUIRED`` without a live
     Membership, ``INVALID_COMMAND`` for an Event the package does not cite, ``AUTH_FORBIDDEN``
     naming each Event the Membership does not cover; nothing is returned then.
     """
@@ -401,10 +403,16 @@ def fetch_cited_events(
     if missing:
         raise _invalid("The Group log holds no such Events.", eventIds=missing)
     start = int(mem.document["visibilityStartSequence"])
+    # A package scoped to a WorkItem the requester's Membership covers was made for them (§8:
+    # a late joiner receives its Context Package and MAY retrieve the cited source Events):
+    # its citations about that WorkItem are theirs even before the visibility start, such as
+    # the work.authorized that precedes every offer. Nothing else before the start is.
+    made_for = package.get("workItemId")
+    granted = made_for is not None and scope_covers_event(state, mem, {"workItemId": made_for})
     denied = {}
     for event_id in wanted:
         event = by_id[event_id]
-        if event["sequence"] < start:
+        if event["sequence"] < start and not (granted and event.get("workItemId") == made_for):
             denied[event_id] = f"sequence {event['sequence']} is before your visibility ({start})"
         elif not scope_covers_event(state, mem, event):
             denied[event_id] = f"outside your scopes {', '.join(mem.document['scopes'])}"

@@ -16,7 +16,7 @@ must not decide who may read an Artifact (``authority.isolation`` does).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from ..store.blobs import ArtifactIntegrityError, BlobRef, BlobStore
 from .signers import Signer, sign_valid
 
 __all__ = [
+    "GatedContent",
     "ModelVersionRef",
     "Producer",
     "ToolVersionRef",
@@ -174,3 +175,25 @@ def read_artifact(
     manifest = state.manifest_of(artifact_hash)
     assert manifest is not None  # the gate refuses unknown content
     return fetch_artifact(blobs, manifest)
+
+
+@dataclass(frozen=True, slots=True)
+class GatedContent:
+    """One Principal's content source: every read by hash passes the isolation gate
+    (``artifact_access`` over the Authority's current state) before the blob store is touched,
+    so an agent handed it reads only Artifacts a Membership, forwarding or Organization
+    knowledge of theirs covers (§13.3, MWP-WRK-028)."""
+
+    state: Callable[[], AuthorityState]
+    blobs: BlobStore
+    principal_id: str
+
+    def get(self, sha256: str, *, name: str | None = None) -> bytes:
+        """The verified content, or ``AUTH_FORBIDDEN`` if the gate refuses."""
+        artifact_access(self.state(), self.principal_id, sha256)
+        return self.blobs.get(sha256, name=name)
+
+    def verify(self, sha256: str, *, name: str | None = None) -> BlobRef:
+        """Re-hash the content behind the gate."""
+        artifact_access(self.state(), self.principal_id, sha256)
+        return self.blobs.verify(sha256, name=name)

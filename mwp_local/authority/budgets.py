@@ -84,7 +84,7 @@ def ancestry(state: AuthorityState, key: tuple[str, str]) -> list[BudgetLedger]:
     """The ledger at ``key`` and every ledger above it, nearest first."""
     chain: list[BudgetLedger] = []
     current: tuple[str, str] | None = key
-    while current is not None:
+    while current is not None and current in state.budgets:  # a replica may lack the top
         ledger = state.budgets[current]
         chain.append(ledger)
         current = ledger.parent

@@ -38,6 +38,7 @@ from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
 from ..protocol.timestamps import format_utc
 from . import frames
+from .audience import Audience
 from .config import DeliveryConfig, Window
 from .session import ORG, BusStats, Flight, Receiver, Session
 from .snapshots import SnapshotBundle
@@ -84,6 +85,8 @@ class DeliveryBus:
         self.acks: list[tuple[str, str, int]] = []
         self.handed: dict[str, dict[str, set[int]]] = {}
         self.subscriptions: list[tuple[str, dict[str, Any]]] = []
+        #: Whose sessions get which Group's Events (its members only, from sequence 1).
+        self.audience = Audience()
         self.stats = BusStats()
         self._order = 0
         self._attached = 0
@@ -104,8 +107,8 @@ class DeliveryBus:
 
     def _subscribe(self, session: Session, now_us: int) -> None:
         """A (re)connection: the receiver's ``SUBSCRIBE`` sets every replay position (a Group
-        it does not list is replayed from the start, as the sandbox subscribes each agent to
-        every Group of the Organization)."""
+        it does not list is replayed from the start once it is a member: the bus enforces
+        Membership for every Group itself, §17.2, and says nothing of Groups it may not see)."""
         session.sent, session.acked, session.progress_us = {}, {}, {}
         session.paused.clear()
         session.awaiting_snapshot.clear()
@@ -139,6 +142,7 @@ class DeliveryBus:
                 self.org_events.append(event)
                 continue
             sequence = int(event["sequence"])
+            self.audience.note(event)
             if group not in self.online:
                 self.online[group] = {}
                 insort(self._groups, group)
@@ -176,15 +180,19 @@ class DeliveryBus:
             # none too old (a retention point never passes its Group's latest Event) and no
             # backpressure (only queuing meets it), so the loop below would change nothing.
             return
+        agent = session.receiver.agent_id
         for group in self._groups:
             if group in session.paused or group in session.awaiting_snapshot:
                 continue
+            through = self._through(agent, group)
+            if not through:
+                continue  # not a member: none of the Group's Events, nor whether it exists
             after = session.sent.get(group, 0)
             if after < self.retention[group]:
                 self._too_old(session, group, after, now_us)
                 continue
             limit = self.config.group_buffer
-            while after < self.latest[group]:
+            while after < through:
                 if limit is not None and after - session.acked.get(group, 0) >= limit:
                     self._backpressure(session, group, now_us)
                     break
@@ -238,11 +246,16 @@ class DeliveryBus:
         frame = frames.error(session.ids.next(), problem, format_utc(now_us), group_id=group)
         self._queue(session, group, 0, frame, now_us)
 
-    def _snapshot_at_retention(self, group: str, now_us: int) -> SnapshotBundle:
-        """The signed snapshot through the Group's retention point (made when first needed)."""
+    def _snapshot_at_retention(
+        self, group: str, now_us: int, *, refused: str | None = None
+    ) -> SnapshotBundle:
+        """The signed snapshot through the Group's retention point (made when first needed,
+        and made anew when ``refused`` names the current one: a receiver could not verify
+        it)."""
         current = self.current_snapshot.get(group)
         if (
             current is not None
+            and current != refused
             and self.snapshots[current].through_sequence == self.retention[group]
         ):
             return self.snapshots[current]
@@ -253,7 +266,12 @@ class DeliveryBus:
         return bundle
 
     def _too_old(self, session: Session, group: str, after: int, now_us: int) -> None:
-        bundle = self._snapshot_at_retention(group, now_us)
+        # A session asking again from before the retention point did not restore the snapshot
+        # it was named (it refused it): it gets one signed anew, never the same one forever.
+        bundle = self._snapshot_at_retention(
+            group, now_us, refused=session.snapshot_named.get(group)
+        )
+        session.snapshot_named[group] = bundle.snapshot["snapshotId"]
         retention = self.retention[group]
         self.stats.cursor_too_old += 1
         session.awaiting_snapshot.add(group)
@@ -355,7 +373,8 @@ class DeliveryBus:
             return None
         if group in session.awaiting_snapshot or group not in session.progress_us:
             return None
-        if session.acked.get(group, 0) >= self.latest[group] or not session.sent.get(group, 0):
+        through = self._through(session.receiver.agent_id, group)
+        if session.acked.get(group, 0) >= through or not session.sent.get(group, 0):
             return None
         if group in in_flight:
             return None
@@ -502,9 +521,13 @@ class DeliveryBus:
             s.connected
             and not s.queue
             and s.org_sent == len(self.org_events)
-            and all(s.acked.get(g, 0) >= latest for g, latest in self.latest.items())
+            and all(s.acked.get(g, 0) >= self._through(s.receiver.agent_id, g) for g in self.latest)
             for s in self.sessions.values()
         )
+
+    def _through(self, agent: str, group: str) -> int:
+        """The highest sequence of ``group`` the session of ``agent`` may be handed."""
+        return self.audience.through(agent, group, self.latest[group])
 
     def pending(self) -> int:
         """Frames queued but not yet delivered, over all sessions."""

@@ -68,6 +68,10 @@ class Session:
     paused: dict[str, int] = field(default_factory=dict)
     #: Groups waiting for the receiver to restore a snapshot (CURSOR_TOO_OLD sent).
     awaiting_snapshot: set[str] = field(default_factory=set)
+    #: Per Group, the snapshot last named to this session in a ``CURSOR_TOO_OLD`` answer: a
+    #: receiver that subscribes from before the retention point again refused it, so the
+    #: next answer names a snapshot built anew from the archive (MWP-WRK-030).
+    snapshot_named: dict[str, str] = field(default_factory=dict)
     org_sent: int = 0
     queue: list[Flight] = field(default_factory=list)
     #: The outage and disconnect windows that take this session down (the bus finds them when

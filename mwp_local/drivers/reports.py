@@ -84,6 +84,9 @@ class RunSummary:
     #: Why the run stopped before every Mission finished, and what waits for what (None when
     #: it finished, or stopped because ``until`` said so).
     stall: Stall | None = None
+    #: Agents that cannot follow the run (every snapshot named to them for these Groups
+    #: failed verification): with any, ``finished`` is False whatever the Missions' states.
+    stuck: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def _repr_html_(self) -> str:
         """The summary drawn in a notebook (a table, not the dataclass's repr)."""
@@ -109,6 +112,11 @@ class RunSummary:
             out.append("  Delivery: " + ", ".join(f"{k} {v}" for k, v in self.delivery.items()))
         if self.stall is not None:
             out += ["  " + line for line in self.stall.lines()]
+        for agent, groups in sorted(self.stuck.items()):
+            out.append(
+                f"  Not settled: {agent} is stuck behind in {', '.join(groups)} (every snapshot "
+                "it was named failed verification), so the run is not a success"
+            )
         return out
 
 

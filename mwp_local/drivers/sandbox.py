@@ -44,8 +44,10 @@ from ..agents.scheduler.core import Scheduler
 from ..agents.specs import AgentSpec, MissionFile
 from ..agents.worker.core import WorkerPolicy
 from ..agents.worker.execution import WorkFunction
+from ..artifacts.manifests import GatedContent
 from ..authority import Accepted, AuthorityConfig
 from ..authority.tokens import CapabilityToken
+from ..delivery.audience import DirectFeed, visible_history
 from ..protocol.errors import ProtocolError
 from ..protocol.ids import derived_uuid, sandbox_organization_id
 from ..protocol.tables import MissionState
@@ -158,6 +160,8 @@ class Sandbox:
         store.before_write = self._blobs.sync
         self.external = ExternalSystem(check=token_check_for(self._check_token))
         self.runtimes: list[AgentRuntime] = self._runtimes()
+        #: Without a bus: what each agent was handed (a Group's Events reach its members only).
+        self._feed = DirectFeed()
         #: The delivery bus, when the mission file has a ``[delivery]`` table (else Events go
         #: straight from the Group log to every agent).
         self.delivery: BusDriver | None = None
@@ -189,6 +193,10 @@ class Sandbox:
         policies = cast_policies(
             self.spec,
             content=self._blobs,
+            # each Coordinator reads Artifact content behind the isolation gate
+            content_for=lambda name: GatedContent(
+                lambda: self.log.state, self._blobs, org.get(name).id
+            ),
             make_worker=self._worker_policy,
             seed=self.seed,
             coordinator_types={
@@ -288,15 +296,19 @@ class Sandbox:
     # ------------------------------------------------------------------ delivery
 
     def deliver(self, events: Sequence[str | dict[str, Any]]) -> None:
-        """Deliver committed Events, each as its canonical JSON text (or as a document), to
-        every agent: through the delivery bus (frames, faults) when there is one, else directly
-        and in order. Each agent folds its own copy."""
+        """Deliver committed Events, each as its canonical JSON text (or as a document):
+        Organization Events to every agent, a Group's Events to its members only (from sequence
+        1, the granting Event included: ``delivery.audience``); through the delivery bus
+        (frames, faults) when there is one, else directly and in order. Each agent folds its
+        own copy."""
         self.progress.note(self.log.state, events, self.clock.now_us())
         if self.delivery is not None:
             self.delivery.publish(events, self.clock.now_us())
             return
-        for runtime in self.runtimes:
-            runtime.deliver(events)
+        with self._feed.lock:
+            self._feed.publish(events)
+            for runtime in self.runtimes:
+                runtime.deliver(self._feed.take(runtime.member.id))
 
     def _check_token(self, token: CapabilityToken, operation: str, now_us: int) -> None:
         self.log.check_token(token, operation, timestamp(now_us))
@@ -454,6 +466,7 @@ class Sandbox:
             self._store_blobs,
             serve=self.serve,
             delivery=self.delivery,
+            feed=self._feed,
         )
         try:
             with self.write_behind():
@@ -471,6 +484,17 @@ class Sandbox:
         virtual clock moves on): afterwards every agent has seen every Event."""
         if self.delivery is not None:
             self.clock.advance_to(self.delivery.settle(self.clock.now_us()))
+
+    def stuck_agents(self) -> dict[str, tuple[str, ...]]:
+        """Agent name → the Groups it cannot catch up on (every snapshot it was named for
+        them failed verification): while any is stuck, the run is not a success."""
+        if self.delivery is None:
+            return {}
+        return {
+            c.runtime.name: tuple(sorted(c.stuck))
+            for c in self.delivery.clients.values()
+            if c.stuck
+        }
 
     @property
     def steps(self) -> int:
@@ -495,7 +519,8 @@ class Sandbox:
             rejections[r.code] = rejections.get(r.code, 0) + 1
         return RunSummary(
             steps=self.steps,
-            finished=self.finished(),
+            # a run is a success only if every agent could follow it (none stuck behind)
+            finished=self.finished() and not self.stuck_agents(),
             missions={m.mission_id: str(m.state) for m in state.missions.values()},
             work_items=items,
             events=self.log.store.event_count(),
@@ -504,6 +529,7 @@ class Sandbox:
             wall_seconds=self._wall,
             delivery=None if self.delivery is None else self.delivery.summary(),
             stall=self.stall,
+            stuck=self.stuck_agents(),
         )
 
     def _repr_html_(self) -> str:
@@ -547,7 +573,12 @@ class Sandbox:
         incarnation = self._restarts[name] = self._restarts.get(name, 0) + 1
         new = self._worker_runtime(spec, incarnation)
         restored = new.restored
-        redelivered = new.deliver(self._log_documents())
+        if self.delivery is None:
+            with self._feed.lock:
+                history = self._feed.restart(new.member.id)
+        else:
+            history = visible_history(new.member.id, self._log_documents())
+        redelivered = new.deliver(history)
         rebuilt = new.work_queues()
         new.flush()
         self.runtimes[index] = new

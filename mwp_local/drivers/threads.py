@@ -4,7 +4,8 @@ happen (urgent offers to several Workers at once, leases expiring under load).
 Each agent thread owns its runtime: no runtime (and no Worker's local store) is touched by two
 threads. Events reach it one of two ways:
 
-* **direct** (no delivery bus): Events committed by anyone are queued to every agent's mailbox
+* **direct** (no delivery bus): Events committed by anyone are queued to the mailbox of every
+  agent that may receive them (``delivery.audience``: a Group's Events to its members only)
   and folded by the agent's own thread before it decides;
 * **through the delivery bus** (the mission file's ``[delivery]`` table): committed Events are
   published to the shared bus (``delivery.threaded.SharedBus``, one lock around it) and each
@@ -30,6 +31,7 @@ from ..agents.base import Intent
 from ..agents.runtime import AgentRuntime
 from ..authority import Accepted
 from ..authority.pipeline import Outcome
+from ..delivery.audience import DirectFeed
 from ..store.group_log import GroupLog
 from .bus import BusDriver
 from .clock import ScaledClock, timestamp
@@ -68,6 +70,7 @@ class ThreadedRun:
         *,
         serve: Callable[[AgentRuntime, int], None] | None = None,
         delivery: BusDriver | None = None,
+        feed: DirectFeed | None = None,
     ) -> None:
         self.log = log
         self.runtimes = runtimes
@@ -76,6 +79,8 @@ class ThreadedRun:
         self.on_blobs = on_blobs
         self.serve = serve
         self.mail = {id(r): _Mailbox() for r in runtimes}
+        #: Without a bus: a Group's Events reach its members' mailboxes only.
+        self.feed = feed if feed is not None else DirectFeed()
         self.bus: SharedBus | None = None
         if delivery is not None:
             self.bus = SharedBus(delivery, (r.member.id for r in runtimes), wake=self._poke)
@@ -93,11 +98,16 @@ class ThreadedRun:
                 box.cond.notify()
 
     def _broadcast(self, outcome: Accepted) -> None:
-        events = [record.document for record in outcome.events]
-        for box in self.mail.values():
-            with box.cond:
-                box.events.extend(events)
-                box.cond.notify()
+        with self.feed.lock:
+            self.feed.publish([record.document for record in outcome.events])
+            for runtime in self.runtimes:
+                events = self.feed.take(runtime.member.id)
+                if not events:
+                    continue
+                box = self.mail[id(runtime)]
+                with box.cond:
+                    box.events.extend(events)
+                    box.cond.notify()
 
     def _submit(self, data: bytes, now_us: int) -> Outcome:
         """Submit a Command and hand its Events on (to the bus in log order, or to every

@@ -76,19 +76,50 @@ def gap_buffering(ev: Evidence) -> Verdict:
     )
 
 
-@check("cursors_reach_heads", "every agent's Cursor reached each Group's head, contiguously", S)
+@check(
+    "cursors_reach_heads",
+    "every agent's Cursor reached the head of each Group it is a member of, contiguously, and "
+    "no Cursor stands in a Group it is not",
+    S,
+)
 def cursors_reach_heads(ev: Evidence) -> Verdict:
     replicas = ev.side["replicas"]
     behind = [
         (r["agent"], g)
         for r in replicas
-        for g, head in ev.heads.items()
+        for g, head in ev.heads_of(r["agent"]).items()
         if r["cursors"].get(g, 0) != head or r["gaps"].get(g)
     ]
+    foreign = [
+        (r["agent"], g)
+        for r in replicas
+        for g, c in r["cursors"].items()
+        if c and g in ev.heads and g not in ev.heads_of(r["agent"])
+    ]
     return verdict(
-        bool(replicas) and not behind,
-        f"{len(replicas)} agents at the head of {len(ev.heads)} Groups",
-        f"behind: {behind[:4]}",
+        bool(replicas) and not behind and not foreign,
+        f"{len(replicas)} agents at the head of each of their Groups ({len(ev.heads)} Groups)",
+        f"behind: {behind[:4]}; in Groups they are not members of: {foreign[:4]}",
+    )
+
+
+@check(
+    "received_only_member_groups",
+    "no agent received an Event of a Group it was never granted a Membership in, or after "
+    "its Membership ended (§8, §17.2)",
+    S,
+)
+def received_only_member_groups(ev: Evidence) -> Verdict:
+    leaks = [
+        (f["agent"], f["groupId"], f["sequence"])
+        for f in ev.event_frames
+        if f["groupId"] and f["sequence"] > ev.member_ranges.get((f["agent"], f["groupId"]), 0)
+    ]
+    agents = {f["agent"] for f in ev.event_frames}
+    return verdict(
+        bool(ev.event_frames) and not leaks,
+        f"{len(ev.event_frames)} Event frames to {len(agents)} agents, each of a Group of theirs",
+        f"{len(leaks)} frame(s) of Groups not theirs, e.g. {leaks[:3]}",
     )
 
 
@@ -105,7 +136,7 @@ def disconnect_reconnect_reconciled(ev: Evidence) -> Verdict:
     heads_ok = {
         r["agent"]
         for r in ev.side["replicas"]
-        if all(r["cursors"].get(g, 0) == h for g, h in ev.heads.items())
+        if all(r["cursors"].get(g, 0) == h for g, h in ev.heads_of(r["agent"]).items())
     }
     for agent, times in sorted(by_agent.items()):
         times.sort()
@@ -136,7 +167,7 @@ def cursor_too_old_snapshot_restore(ev: Evidence) -> Verdict:
     at_head = {
         r["agent"]
         for r in ev.side["replicas"]
-        if all(r["cursors"].get(g, 0) == h for g, h in ev.heads.items())
+        if all(r["cursors"].get(g, 0) == h for g, h in ev.heads_of(r["agent"]).items())
     }
     for f in errors:
         ref = f["error"]["details"]["snapshot"]

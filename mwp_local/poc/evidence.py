@@ -164,6 +164,22 @@ class Evidence:
         return out
 
     @cached_property
+    def member_ranges(self) -> dict[tuple[str, str], int]:
+        """(Principal, Group) → the last sequence delivery owes that Principal: the Group's
+        head while its Membership is live, the sequence of the Event that ended it otherwise;
+        Groups it was never granted are absent (folded from the log, apart from the bus)."""
+        out: dict[tuple[str, str], int] = {}
+        for e in self.of("membership.changed", "membership.ended"):
+            doc = e["payload"]["membership"]
+            key = (doc["member"]["id"], doc["groupId"])
+            out[key] = int(e["sequence"]) if doc["state"] == "ended" else 0
+        return {k: v or self.heads[k[1]] for k, v in out.items()}
+
+    def heads_of(self, principal_id: str) -> dict[str, int]:
+        """The Groups ``principal_id`` receives, each with the last sequence it is owed."""
+        return {g: v for (p, g), v in self.member_ranges.items() if p == principal_id}
+
+    @cached_property
     def roots(self) -> list[dict[str, Any]]:
         """``mission.created`` Events of root Missions (no parent)."""
         return [e for e in self.of("mission.created") if not e["payload"]["mission"].get("parent")]

@@ -149,21 +149,44 @@ def test_the_coordinator_fetches_every_cited_event(logged: Scene) -> None:
 
 
 @pytest.mark.req("MWP-WRK-027")
-def test_a_late_joiner_gets_only_the_history_its_membership_allows(logged: Scene) -> None:
+def test_the_worker_a_package_was_made_for_fetches_its_cited_history(logged: Scene) -> None:
+    """The package scoped to W2 cites W2's history from before worker-b's visibility start
+    (its work.authorized precedes the offer that granted the Membership): worker-b, whose
+    Membership covers W2, fetches every Event of it the package cites (MWP-WRK-027)."""
     _two_items(logged)
     package = _package(logged, W2)
     worker_b = logged.id("worker-b")
     start = logged.w.state.memberships[(GROUP, worker_b)].document["visibilityStartSequence"]
     cited = {e["eventId"]: e for e in logged.w.events if e["eventId"] in cited_event_ids(package)}
-    visible = [i for i, e in cited.items() if e["sequence"] >= start]
-    before = [i for i, e in cited.items() if e["sequence"] < start]
-    assert visible and before
-    fetched = fetch_cited_events(logged.w.state, logged.w.log.store, package, worker_b, visible)
-    assert [e["eventId"] for e in fetched] == visible
+    mine = [i for i, e in cited.items() if e.get("workItemId") == W2]
+    assert any(cited[i]["sequence"] < start for i in mine)  # history from before its start
+    assert any(cited[i]["kind"] == "work.authorized" for i in mine)
+    fetched = fetch_cited_events(logged.w.state, logged.w.log.store, package, worker_b, mine)
+    assert [e["eventId"] for e in fetched] == mine
+
+
+@pytest.mark.req("MWP-WRK-027")
+def test_a_late_joiner_gets_no_other_history_from_before_its_start(logged: Scene) -> None:
+    """A package of the whole Mission (not made for worker-b) lends it nothing from before
+    its visibility start; nor does the W2 package for Events not about W2."""
+    _two_items(logged)
+    worker_b = logged.id("worker-b")
+    start = logged.w.state.memberships[(GROUP, worker_b)].document["visibilityStartSequence"]
+    whole = _package(logged)
+    cited = {e["eventId"]: e for e in logged.w.events if e["eventId"] in cited_event_ids(whole)}
+    before = [i for i, e in cited.items() if e["sequence"] < start and e.get("workItemId") == W2]
+    assert before
     with pytest.raises(ProtocolError) as caught:
-        fetch_cited_events(logged.w.state, logged.w.log.store, package, worker_b)
+        fetch_cited_events(logged.w.state, logged.w.log.store, whole, worker_b, before)
     assert _code(caught) == "AUTH_FORBIDDEN"
     assert set(caught.value.details["denied"]) == set(before)
+    package = _package(logged, W2)
+    cited = {e["eventId"]: e for e in logged.w.events if e["eventId"] in cited_event_ids(package)}
+    other = [i for i, e in cited.items() if e["sequence"] < start and e.get("workItemId") != W2]
+    if other:
+        with pytest.raises(ProtocolError) as caught:
+            fetch_cited_events(logged.w.state, logged.w.log.store, package, worker_b, other)
+        assert _code(caught) == "AUTH_FORBIDDEN"
 
 
 @pytest.mark.req("MWP-WRK-027")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mwp_local.agents.specs import MissionFile
+from mwp_local.authority.evolve import evolve
 from mwp_local.authority.state import AuthorityState
 from mwp_local.delivery.bus import DeliveryBus
 from mwp_local.drivers.mission_file import parse
@@ -43,6 +44,35 @@ def projections(state: AuthorityState) -> dict[str, list[str]]:
 def clean(sandbox: Sandbox) -> dict[str, list[str]]:
     """The projections of a clean replay of the whole Group log."""
     return projections(replay(sandbox.log.org, sandbox.log.store))
+
+
+def clean_for(sandbox: Sandbox, principal_id: str) -> dict[str, list[str]]:
+    """The projections of a clean fold of what ``principal_id`` may receive: the
+    Organization's Events and those of the Groups it was granted a Membership in (through
+    its end), folded here from the log apart from the delivery code."""
+    events = [json.loads(e.document) for e in sandbox.log.store.events()]
+    ended: dict[str, int | None] = {}
+    for e in events:
+        if e["kind"] in ("membership.changed", "membership.ended"):
+            doc = e["payload"]["membership"]
+            if doc["member"]["id"] == principal_id:
+                ended[doc["groupId"]] = int(e["sequence"]) if doc["state"] == "ended" else None
+    org = sandbox.log.org
+    state = AuthorityState(registry=org.registry(), organization_id=org.organization_id)
+    mine = [e for e in events if e.get("groupId") is None]
+    for group in sorted(ended):
+        through = ended[group]
+        mine += sorted(
+            (
+                e
+                for e in events
+                if e.get("groupId") == group and (through is None or e["sequence"] <= through)
+            ),
+            key=lambda e: int(e["sequence"]),
+        )
+    for e in mine:
+        evolve(state, e)
+    return projections(state)
 
 
 def untouched(sandbox: Sandbox) -> tuple[int, int, dict[str, list[str]]]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mwp_local.agents.base import BasePolicy
-from mwp_local.agents.bus_client import BusClient
+from mwp_local.agents.bus_client import MAX_SNAPSHOT_REFUSALS, BusClient
 from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.authority.organization import Organization
 from mwp_local.delivery import frames
@@ -156,7 +156,9 @@ def test_ack_permits_delivery_clean_up_but_never_deletes_history(finished: Finis
 def test_reconnection_subscribes_after_the_cursor_and_replays_duplicates(
     finished: Finished,
 ) -> None:
-    down = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 40 * SECOND, agent="dev")
+    # The Coordinator: a member from the Group's first Event, so it has a Cursor to resume
+    # after when the window cuts it off (a Worker receives nothing before its Membership).
+    down = Window(at_us=T0 + 5 * SECOND, until_us=T0 + 40 * SECOND, agent="coordinator")
     config = DeliveryConfig(
         drop=0.3,
         delay=0.3,
@@ -165,7 +167,7 @@ def test_reconnection_subscribes_after_the_cursor_and_replays_duplicates(
         disconnects=(down,),
     )
     bus = _bus(finished, config, seed=5)
-    client = _receiver(finished)
+    client = _receiver(finished, "coordinator")
     bus.attach(client, T0)
     _run(bus, finished)
     assert bus.stats.disconnects == 1 and bus.stats.reconnects == 1
@@ -248,12 +250,51 @@ def test_a_snapshot_that_fails_verification_restores_nothing(
         "2026-07-15T09:00:00Z",
         group_id=group,
     )
-    assert client.receive(error, T0) == []  # no SUBSCRIBE: it does not resume
+    # it asks again from its durable Cursor (so the bus names a snapshot signed anew)
+    (again,) = client.receive(error, T0)
+    assert again["frameType"] == "SUBSCRIBE" and problems("websocket-frame", again) == []
+    assert again["groups"] == [{"groupId": group, "afterSequence": 0}]
     (restoration,) = client.restorations
     expected = "AUTH_INVALID_SIGNATURE" if tamper == "signature" else "PROTOCOL_VIOLATION"
     assert restoration.refused == expected and restoration.events == 0
     assert projections(runtime.replica) == before
     assert runtime.durable_cursors() == {}
+    # refused every time, it stops asking after MAX_SNAPSHOT_REFUSALS and says it is stuck
+    for _ in range(MAX_SNAPSHOT_REFUSALS - 1):
+        assert client.receive(error, T0) != []
+    assert client.receive(error, T0) == [] and client.stuck == {group}
+    assert projections(runtime.replica) == before
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_an_agent_refusing_a_tampered_snapshot_recovers_from_one_signed_anew(
+    finished: Finished,
+) -> None:
+    """One tampered snapshot in the bus's store (correctly refused) does not leave the agent
+    at its Cursor for good: it subscribes again, the bus signs a snapshot anew from its
+    archive, the agent restores it and the bus settles with the agent at the head."""
+    bus = _bus(finished, DeliveryConfig(online_window=5), seed=7)
+    bus.publish(copy.deepcopy(finished.events), T0)
+    group = next(iter(bus.latest))
+    bundle = bus._snapshot_at_retention(group, T0)
+    body = copy.deepcopy(bundle.body)
+    body["events"][0]["payload"]["tampered"] = True
+    bus.snapshots[bundle.snapshot["snapshotId"]] = SnapshotBundle(
+        snapshot=bundle.snapshot, body=body
+    )
+    runtime = AgentRuntime(
+        finished.org, finished.org.get("coordinator"), Idle(), local=MemoryLocalStore()
+    )
+    client = BusClient(runtime, fetch=bus.snapshot)
+    bus.attach(client, T0)
+    now = _run(bus, finished, start=T0 + SECOND)
+    assert bus.settled()
+    refused, restored = client.restorations
+    assert refused.refused == "PROTOCOL_VIOLATION" and restored.refused is None
+    assert not client.stuck
+    assert runtime.inbox.cursors[group] == bus.latest[group]
+    assert projections(runtime.replica) == finished.clean
+    assert now >= T0
 
 
 def _group_events(finished: Finished, group: str, count: int) -> list[dict[str, Any]]:
@@ -295,6 +336,8 @@ def test_a_noisy_group_pauses_with_backpressure_and_never_starves_another(
     bus.attach(slow, T0)
     noisy = _group_events(finished, "urn:mwp-local:group:noisy", 30)
     quiet = _group_events(finished, "urn:mwp-local:group:quiet", 1)
+    for group in ("urn:mwp-local:group:noisy", "urn:mwp-local:group:quiet"):
+        bus.audience.grant(slow.agent_id, group)  # the bus delivers to members only
     bus.publish(noisy + quiet, T0)
     bus.pump(T0)
     first_round = [f for f in slow.frames]

@@ -60,6 +60,13 @@ def _outage_reached(raw: dict[str, Any], tmp_path: Path) -> Offline:
         return record
 
     driver.go_offline = go_offline  # type: ignore[method-assign]
+    for runtime in sandbox.runtimes:
+        # once the outage is reached nobody acts: the test submits the buffered Commands
+        # first (which agent the seeded step would pick next is no part of the story)
+        inner = runtime.intents
+        runtime.intents = (  # type: ignore[method-assign]
+            lambda now_us, inner=inner: [] if captured else inner(now_us)
+        )
     sandbox.run(until=lambda _sb: bool(captured))
     assert sandbox.clock.now_us() >= captured[0].outage.until_us
     return Offline(sandbox=sandbox, record=captured[0])

@@ -3,13 +3,16 @@ campaign over many seeds, and Worker restarts (§11.5, §16; MWP-WRK-029/030/031
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mwp_local.agents.base import unwrap
 from mwp_local.agents.specs import MissionFile
+from mwp_local.delivery.snapshots import SnapshotBundle
 from mwp_local.drivers.mission_file import load
 from mwp_local.drivers.sandbox import Sandbox, StepReport
 from mwp_local.protocol.timestamps import parse_timestamp
@@ -19,7 +22,7 @@ from ..official_schemas import problems
 from .helpers import (
     SAMPLES,
     acks_never_pass_a_gap,
-    clean,
+    clean_for,
     effects_once_per_epoch,
     projections,
     restored_through,
@@ -60,8 +63,8 @@ def _run_and_check(sandbox: Sandbox) -> None:
     assert sandbox.delivery is not None
     acks_never_pass_a_gap(sandbox.delivery.bus, restored_through(sandbox))
     stored_cursors_never_pass_a_gap(sandbox)
-    expected = clean(sandbox)
     for runtime in sandbox.runtimes:
+        expected = clean_for(sandbox, runtime.member.id)
         assert projections(runtime.replica) == expected, runtime.name
     effects_once_per_epoch(sandbox)
     assert verify_log(sandbox.log.org, sandbox.log.store).ok
@@ -117,8 +120,8 @@ def test_worker_restarts_under_faults_keep_effects_once_per_epoch(tmp_path: Path
     summary = sandbox.run(max_steps=5_000, until=restart)
     assert summary.finished and restarted
     sandbox.settle_delivery()
-    expected = clean(sandbox)
     for runtime in sandbox.runtimes:
+        expected = clean_for(sandbox, runtime.member.id)
         assert projections(runtime.replica) == expected, runtime.name
     stored_cursors_never_pass_a_gap(sandbox)
     effects = effects_once_per_epoch(sandbox)
@@ -140,14 +143,14 @@ def test_the_sample_mission_shows_cursor_too_old_and_a_snapshot_restore(
 ) -> None:
     sandbox = delivery_sample
     assert sandbox.delivery is not None
-    ops = next(c for c in sandbox.delivery.clients.values() if c.runtime.name == "ops")
-    (restoration,) = ops.restorations
+    back = next(c for c in sandbox.delivery.clients.values() if c.runtime.name == "dev")
+    (restoration,) = back.restorations
     assert restoration.refused is None and restoration.events > 0
     bundle = sandbox.delivery.bus.snapshot(restoration.snapshot_id)
     assert problems("group-snapshot", bundle.snapshot) == []
     sandbox.settle_delivery()
-    expected = clean(sandbox)
     for runtime in sandbox.runtimes:
+        expected = clean_for(sandbox, runtime.member.id)
         assert projections(runtime.replica) == expected, runtime.name
     assert verify_log(sandbox.log.org, sandbox.log.store).ok
 
@@ -194,4 +197,32 @@ def test_the_same_seed_gives_a_byte_identical_log_through_the_bus(tmp_path: Path
 def test_without_a_delivery_table_events_go_straight_to_the_agents(tmp_path: Path) -> None:
     sandbox = Sandbox(tmp_path / "s", SAMPLES / "learn.toml", worker_files=False)
     assert sandbox.delivery is None
+    sandbox.close()
+
+
+@pytest.mark.req("MWP-WRK-030")
+def test_a_run_whose_agent_cannot_settle_is_not_reported_a_success(tmp_path: Path) -> None:
+    """Every snapshot the bus names is tampered: the long-disconnected Worker refuses each
+    (correctly), stops asking after a few, and is stuck behind: the run does not report
+    success, and says who is stuck."""
+    sandbox = Sandbox(tmp_path / "s", SAMPLES / "delivery.toml", worker_files=False)
+    assert sandbox.delivery is not None
+    bus = sandbox.delivery.bus
+    sign = bus.make_snapshot
+
+    def tampered(group: str, events: Any, created_at: str) -> SnapshotBundle:
+        bundle = sign(group, events, created_at)
+        body = copy.deepcopy(bundle.body)
+        body["events"][0]["payload"]["tampered"] = True
+        return SnapshotBundle(snapshot=bundle.snapshot, body=body)
+
+    bus.make_snapshot = tampered  # type: ignore[method-assign]
+    summary = sandbox.run(max_steps=5_000)
+    assert not summary.finished  # whatever the Missions' states, the run is no success
+    assert summary.stuck == {"dev": ("urn:mwp-local:group:report-export",)}
+    assert any("Not settled: dev" in line for line in summary.lines())
+    client = next(c for c in sandbox.delivery.clients.values() if c.runtime.name == "dev")
+    assert all(r.refused == "PROTOCOL_VIOLATION" for r in client.restorations)
+    with pytest.raises(RuntimeError, match="did not settle"):
+        sandbox.settle_delivery()
     sandbox.close()

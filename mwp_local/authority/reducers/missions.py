@@ -62,7 +62,10 @@ def _mission_created(state: AuthorityState, event: dict[str, Any], fold: Fold) -
     parent_key: tuple[str, str] | None = (
         (budget_parent[0], budget_parent[1]) if budget_parent else None
     )
-    if parent_key is not None:
+    # An agent's replica folds only the Groups it is a member of (``delivery.audience``): the
+    # Coordinator of a child Mission may not see the parent Group's ledger. The Authority never
+    # lacks it (the Command creating the child was decided against it).
+    if parent_key is not None and parent_key in state.budgets:
         state.put("budgets", parent_key, budgets.allocate(state.budgets[parent_key], doc["budget"]))
     state.put(
         "budgets",

@@ -269,7 +269,9 @@ def _usage(state: AuthorityState, event: dict[str, Any], fold: Fold) -> None:
         if member in event["payload"]["delta"]
     }
     key: tuple[str, str] | None = ("work_item", event["payload"]["workItemId"])
-    while key is not None:
+    # A replica may lack the ledgers above its Groups (the parent Mission's, when it is no
+    # member there: ``delivery.audience``); the Authority holds every one.
+    while key is not None and key in state.budgets:
         ledger = state.budgets[key]
         used = dict(ledger.used)
         for dim, amount in delta.items():
