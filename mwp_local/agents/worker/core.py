@@ -31,7 +31,7 @@ from ...artifacts.checks import ContentSource
 from ...authority.model import WorkItemRecord
 from ...authority.pipeline import Outcome
 from ...authority.tokens import CapabilityToken
-from ...protocol.tables import WorkItemState
+from ...protocol.tables import OfferStatus, WorkItemState
 from ...protocol.timestamps import parse_timestamp
 from ..base import BasePolicy, Intent, View
 from ..naming import short
@@ -293,7 +293,7 @@ class WorkerPolicy(BasePolicy):
         out = []
         for offer_id in sorted(self.index.open_offers):
             offer = view.state.offers[offer_id]
-            if offer.status != "pending" or offer_id in self.answered:
+            if offer.status != OfferStatus.PENDING or offer_id in self.answered:
                 self.index.open_offers.discard(offer_id)  # for good: neither comes back
                 continue
             if offer.agent_id != view.me or offer.expires_us <= now_us:
