@@ -1,8 +1,9 @@
 """SVG drawings computed in Python: the state machines drawn from their tables (the WorkItem
-machine of §10.2 and the Mission lifecycle of §7.1), and a Mission's WorkItem DAG coloured by
-state. Pure functions returning SVG text, so they render everywhere (JupyterLab, saved
-notebooks, static exports) and can be golden-tested. Every edge is a row of the table the
-Authority decides and replays with: change a row and the drawing follows.
+machine of §10.2, the Mission lifecycle of §7.1, a Worker's Capacity Slot lifecycle), and a
+Mission's WorkItem DAG coloured by state. Pure functions returning SVG text, so they render
+everywhere (JupyterLab, saved notebooks, static exports) and can be golden-tested. Every edge is
+a row of the table the Authority (or, for the slot, the Worker) decides with: change a row and
+the drawing follows.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from enum import StrEnum
 from html import escape
 from typing import Any
 
+from ..agents.worker.lifecycle import SLOT_TABLE, SlotState
 from ..protocol.tables import (
     MISSION_TABLE,
     WORK_ITEM_TABLE,
@@ -68,6 +70,34 @@ _MISSION_POSITIONS: Mapping[StrEnum, tuple[int, int]] = {
     MissionState.APPROVED: (3, 0),
     MissionState.FAILED: (1, 1),
     MissionState.CANCELLED: (2, 1),
+}
+#: Fill colour of each Capacity Slot state.
+SLOT_STATE_COLOURS: Mapping[str, str] = {
+    "none": "#eeeeee",
+    "running": "#fdae6b",
+    "awaiting_external": "#fdd0a2",
+    "producing": "#c6dbef",
+    "publishing": "#c7e9c0",
+    "failing": "#fcbba1",
+    "checkpointed": "#dbe9f6",
+    "blocked": "#fcbba1",
+    "submitted": "#74c476",
+    "failed": "#fb6a4a",
+    "lost": "#bdbdbd",
+}
+#: Where each Capacity Slot state is drawn: the attempt left to right, its releases below.
+_SLOT_POSITIONS: Mapping[StrEnum, tuple[int, int]] = {
+    SlotState.NONE: (0, 0),
+    SlotState.RUNNING: (1, 0),
+    SlotState.AWAITING_EXTERNAL: (2, 0),
+    SlotState.PRODUCING: (3, 0),
+    SlotState.PUBLISHING: (4, 0),
+    SlotState.SUBMITTED: (5, 0),
+    SlotState.CHECKPOINTED: (0, 1),
+    SlotState.LOST: (1, 2),
+    SlotState.BLOCKED: (2, 2),
+    SlotState.FAILING: (3, 1),
+    SlotState.FAILED: (4, 2),
 }
 _W, _H, _DX, _DY = 118, 34, 150, 90
 
@@ -160,6 +190,15 @@ def mission_machine_svg(
     """The Mission lifecycle of §7.1 drawn from ``table`` (``MISSION_TABLE`` unless given
     another); ``current`` is highlighted and the transitions allowed from it are drawn bold."""
     return table_svg(table, _MISSION_POSITIONS, MISSION_STATE_COLOURS, current)
+
+
+def slot_machine_svg(
+    current: str | None = None,
+    table: TransitionTable[Any, Any] = SLOT_TABLE,
+) -> str:
+    """A Worker's Capacity Slot lifecycle drawn from ``table`` (``SLOT_TABLE``, the one every
+    slot's ``move`` checks, unless given another); ``current`` is highlighted."""
+    return table_svg(table, _SLOT_POSITIONS, SLOT_STATE_COLOURS, current)
 
 
 def dag_svg(

@@ -3,6 +3,7 @@ box, every edge a row, and a changed row changes the drawing (issue 20)."""
 
 from __future__ import annotations
 
+from mwp_local.agents.worker.lifecycle import SLOT_TABLE, SlotState, SlotTransition
 from mwp_local.protocol.tables import (
     MISSION_TABLE,
     UNFINISHED_STATES,
@@ -15,8 +16,19 @@ from mwp_local.protocol.tables import (
 from mwp_local.render.svg import (
     allowed_transitions_html,
     mission_machine_svg,
+    slot_machine_svg,
     state_machine_svg,
 )
+
+
+def test_the_worker_slot_lifecycle_is_drawn_from_its_table() -> None:
+    svg = slot_machine_svg("running")
+    for state in SlotState:
+        assert f'data-state="{state}"' in svg
+    for row in SLOT_TABLE.rows:
+        assert str(row.transition) in svg
+    without = SLOT_TABLE.replace_row(SlotTransition.LOSE, sources=frozenset({SlotState.RUNNING}))
+    assert svg.count("lose") > slot_machine_svg("running", table=without).count("lose")
 
 
 def test_the_mission_lifecycle_is_drawn_from_its_table_with_the_current_state_outlined() -> None:

@@ -49,7 +49,7 @@ from ...artifacts.checks import CheckRegistry, ContentSource
 from ...artifacts.context_packages import PackageScope, build_context_package
 from ...authority.model import MissionRecord, OfferRecord, WorkItemRecord
 from ...authority.pipeline import Outcome
-from ...protocol.tables import MembershipState, MissionState, WorkItemState
+from ...protocol.tables import MembershipState, MissionState, OfferStatus, WorkItemState
 from ...protocol.timestamps import format_utc
 from ..base import BasePolicy, Intent, View
 from ..dag import accepted_states
@@ -507,7 +507,9 @@ class CoordinatorPolicy(BasePolicy):
             and self.offers.start_over(  # everyone passed
                 item.work_item_id,
                 now_us,
-                accepted=sum(view.state.offers[o].status == "accepted" for o in item.offer_ids),
+                accepted=sum(
+                    view.state.offers[o].status == OfferStatus.ACCEPTED for o in item.offer_ids
+                ),
             )
         ):
             candidates = ranked()

@@ -30,7 +30,7 @@ from typing import Any
 
 from ...authority.model import OfferRecord, WorkItemRecord
 from ...authority.state import AuthorityState
-from ...protocol.tables import WorkItemState
+from ...protocol.tables import OfferStatus, WorkItemState
 from ...protocol.timestamps import parse_timestamp
 from ..dag import DEPENDENCY_POLICIES
 from .contracts import ambiguities, dependency_policy, review_of
@@ -237,7 +237,7 @@ class OpenOffers:
         out = []
         for offer_id in list(self._ids):
             offer = table[offer_id]
-            if offer.status == "pending":
+            if offer.status == OfferStatus.PENDING:
                 out.append(offer)
             else:
                 del self._ids[offer_id]

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...authority.model import AgentRecord, OfferRecord, WorkItemRecord
-from ...protocol.tables import WorkItemState
+from ...protocol.tables import OfferStatus, WorkItemState
 from ...protocol.timestamps import format_utc
 from ..base import Intent, View
 from ..naming import short
@@ -223,7 +223,7 @@ def offered_to_agent(
     view's offers, or any subset holding all its pending ones."""
     out: dict[str, int] = {}
     for offer in view.state.offers.values() if offers is None else offers:
-        if offer.status == "pending" and offer.expires_us > now_us:
+        if offer.status == OfferStatus.PENDING and offer.expires_us > now_us:
             out[offer.agent_id] = out.get(offer.agent_id, 0) + 1
     return out
 
@@ -392,4 +392,4 @@ def offer_intent(
 def pending_offers(view: View, item: WorkItemRecord, now_us: int) -> list[Any]:
     """The item's offers still open at ``now_us``."""
     offers = (view.state.offers[o] for o in item.offer_ids)
-    return [o for o in offers if o.status == "pending" and o.expires_us > now_us]
+    return [o for o in offers if o.status == OfferStatus.PENDING and o.expires_us > now_us]

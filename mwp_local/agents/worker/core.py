@@ -31,7 +31,7 @@ from ...artifacts.checks import ContentSource
 from ...authority.model import WorkItemRecord
 from ...authority.pipeline import Outcome
 from ...authority.tokens import CapabilityToken
-from ...protocol.tables import WorkItemState
+from ...protocol.tables import OfferStatus, WorkItemState
 from ...protocol.timestamps import parse_timestamp
 from ..base import BasePolicy, Intent, View
 from ..naming import short
@@ -67,6 +67,7 @@ from .execution import (
     run_slot,
 )
 from .index import WorkerIndex, work_item_of
+from .lifecycle import SlotTransition as ST
 from .retries import backoff_us
 from .slots import SETUP_US, Execution, ExternalCall, SlotView, TokenRequest, execution_key
 from .work import Produced, WorkFunction, WorkOutput, WorkRequest, normalize
@@ -293,7 +294,7 @@ class WorkerPolicy(BasePolicy):
         out = []
         for offer_id in sorted(self.index.open_offers):
             offer = view.state.offers[offer_id]
-            if offer.status != "pending" or offer_id in self.answered:
+            if offer.status != OfferStatus.PENDING or offer_id in self.answered:
                 self.index.open_offers.discard(offer_id)  # for good: neither comes back
                 continue
             if offer.agent_id != view.me or offer.expires_us <= now_us:
@@ -404,6 +405,7 @@ class WorkerPolicy(BasePolicy):
                 or lease is None
                 or not lease.live_at(now_us)
             ):
+                slot.move(ST.LOSE)
                 del self.slots[wid]
                 self._served(slot, max(0, min(now_us, slot.finish_us) - slot.started_us))
                 self.scheduler.remove(wid)
@@ -505,6 +507,7 @@ class WorkerPolicy(BasePolicy):
             return
         served = now_us - slot.started_us
         if intent.tag == "checkpoint":
+            slot.move(ST.CHECKPOINT)
             del self.slots[wid]
             self._served(slot, served)
             self.scheduler.requeue(wid, service_us=served)
@@ -514,7 +517,8 @@ class WorkerPolicy(BasePolicy):
             slot.published.append(intent.payload["artifact"]["contentHash"])
         elif intent.tag == "progress":
             slot.reported_completion_us = slot.finish_us
-        elif intent.kind in ("work.submit", "work.fail", "work.block"):
+        elif intent.kind in _CLOSING:
+            slot.move(_CLOSING[intent.kind])
             del self.slots[wid]
             self._served(slot, served)
             if intent.kind == "work.block":
@@ -538,7 +542,7 @@ class WorkerPolicy(BasePolicy):
         resolution = None if fail else self.blocks(view, item, now_us)
         estimate = item.schedule_estimate if done_before == 0 else None
         grants = item.contract["allowedResources"]
-        self.slots[wid] = Execution(
+        self.slots[wid] = opened = Execution(
             slot_id=slot_id,
             work_item_id=wid,
             group_id=item.group_id,
@@ -563,6 +567,7 @@ class WorkerPolicy(BasePolicy):
             ),
             block_resolution=resolution,
         )
+        opened.move(ST.START)
 
     # ------------------------------------------------------------------ the slots' hand-offs
 
@@ -640,6 +645,14 @@ class WorkerPolicy(BasePolicy):
                 times.append(not_before)
         future = [t for t in times if t > now_us]
         return min(future) if future else None
+
+
+#: The accepted Commands that close a slot, and the slot transition each one is.
+_CLOSING = {
+    "work.submit": ST.SUBMIT,
+    "work.fail": ST.FAIL,
+    "work.block": ST.BLOCK,
+}
 
 
 def _seconds(micros: int) -> int:

@@ -18,6 +18,7 @@ from ...authority.model import WorkItemRecord
 from ...protocol.timestamps import format_utc
 from ..base import Intent, View
 from ..naming import short
+from .lifecycle import SlotState
 from .slots import Execution
 
 
@@ -32,7 +33,7 @@ def progress(
     """A structured progress report of the work in ``slot`` (the six members of §11.4)."""
     done = slot.checkpoints_done + (1 if checkpoint and not blockers else 0)
     milestones = ["started"] + [f"checkpoint {n}" for n in range(1, done + 1)]
-    if slot.external == "ok":
+    if slot.state in (SlotState.PRODUCING, SlotState.PUBLISHING):
         milestones.append("deliverable produced")
     if slot.published:
         milestones.append("deliverable published")

@@ -8,7 +8,10 @@ attempt, wait for its external operation (performed by the driver with the slot'
 record usage, and either fail (permanently once retries are spent, ``retries.py``) or publish
 and submit with Evidence. Every Command cites the slot's current Lease ID and Ownership Epoch.
 
-Pure functions over the slot and the Worker's view; the seeded ``rng`` is the Worker's.
+Which of these steps comes next is the slot's ``state`` (``lifecycle.py``), moved only through
+``Execution.move``; the time-driven points (renewal, block, checkpoint, the end of the work) are
+the slot's clock. Pure functions over the slot and the Worker's view (apart from the slot's own
+state); the seeded ``rng`` is the Worker's.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from ..base import Intent, View
 from ..naming import short
 from .admission import CostModel
 from .documents import evidence, manifest, progress
+from .lifecycle import SlotState as S
+from .lifecycle import SlotTransition as ST
+from .lifecycle import SlotTransitionError
 from .retries import retry_verdict
 from .slots import Execution, execution_key
 from .work import Produced, WorkFunction, WorkRequest, normalize, read_inputs
@@ -138,12 +144,17 @@ def run_slot(
         )
     if not finished:
         return None
-    if slot.external is None:
+    if slot.state in (S.RUNNING, S.AWAITING_EXTERNAL):
         if slot.operations and slot.tool_budget.get("toolCalls", 1.0) >= 1:
+            if slot.state is S.RUNNING:
+                slot.move(ST.AWAIT_EXTERNAL)
             return None  # the driver performs the external operation with the slot's token
-        slot.external = "failed" if slot.failing(now_us) or slot.operations else "ok"
-        if slot.external == "failed":
-            slot.failure = "BUDGET_EXHAUSTED" if slot.operations else "TRANSIENT"
+        if slot.operations:
+            slot.fail_with(ST.FINISH, "BUDGET_EXHAUSTED")
+        elif slot.failing(now_us):
+            slot.fail_with(ST.FINISH, "TRANSIENT")
+        else:
+            slot.move(ST.FINISH, S.PRODUCING)
     if not slot.usage_recorded:
         return Intent(
             kind="ext.missionweaveprotocol.core.resource_usage_record",
@@ -158,11 +169,11 @@ def run_slot(
             },
             tag="usage",
         )
-    if slot.external == "failed":
+    if slot.state is S.FAILING:
         return fail_intent(
             view, item, slot, ref, now_us, cost=cost, estimate_us=estimate_us, failures=failures
         )
-    if slot.outputs is None:
+    if slot.state is S.PRODUCING:
         produced = (
             work(view, item, slot)
             if work is not None
@@ -171,13 +182,17 @@ def run_slot(
         if produced.block is not None:
             return block_intent(slot, ref, produced.block.resolution, now_us, report)
         if produced.fail is not None:
-            slot.external = "failed"
-            slot.failure = produced.fail.reason
+            slot.fail_with(ST.WORK_FAILED, produced.fail.reason)
             slot.failure_permanent = produced.fail.permanent
             return fail_intent(
                 view, item, slot, ref, now_us, cost=cost, estimate_us=estimate_us, failures=failures
             )
         slot.outputs, slot.claims = produced.deliverables, produced.evidence
+        slot.move(ST.PRODUCE)
+    if slot.state is not S.PUBLISHING or slot.outputs is None:
+        raise SlotTransitionError(
+            f"slot {slot.slot_id} of '{name}' is '{slot.state}': nothing to publish"
+        )
     for content, media, schema in slot.outputs[len(slot.published) :]:
         digest = "sha256:" + hashlib.sha256(content).hexdigest()
         if digest in slot.published:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...authority.model import WorkItemRecord
+from ...protocol.tables import OfferStatus
 from ...protocol.tables import WorkItemState as W
 from ..base import View
 
@@ -50,7 +51,7 @@ class WorkerIndex:
             offer = view.state.offers.get(offer_id)
             if offer is None or offer.agent_id != me:
                 continue
-            if offer.status == "pending" and offer_id not in answered:
+            if offer.status == OfferStatus.PENDING and offer_id not in answered:
                 self.open_offers.add(offer_id)
             else:
                 self.open_offers.discard(offer_id)

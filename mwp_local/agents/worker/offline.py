@@ -22,6 +22,7 @@ from typing import Any
 from ...authority.offline import BOUNDED_OFFLINE, MAX_GRACE_US
 from ...delivery.config import Window
 from ...protocol.jsontext import parse_strict
+from ...protocol.tables import LeaseState, WorkItemState
 from ...protocol.timestamps import format_utc
 from ..base import Intent, unwrap
 from ..runtime import AgentRuntime
@@ -74,7 +75,7 @@ def go_offline(runtime: AgentRuntime, outage: Window) -> tuple[list[Buffered], l
         lease = state.leases.get(slot.lease_id)
         if item is None or lease is None or item.execution_lease_id != slot.lease_id:
             continue
-        if str(item.state) != "active" or lease.state != "active":
+        if item.state != WorkItemState.ACTIVE or lease.state != LeaseState.ACTIVE:
             continue
         if lease.expires_us <= outage.at_us:
             stopped.append(

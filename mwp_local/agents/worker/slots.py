@@ -27,6 +27,7 @@ from typing import Any
 
 from ...authority.tokens import CapabilityToken
 from ..scheduler.model import Slot
+from .lifecycle import SlotState, SlotTransition, next_state
 
 #: Simulated set-up time during which running work is not at a safe point (§11.3).
 SETUP_US = 60_000_000
@@ -123,8 +124,8 @@ class Execution:
     token: CapabilityToken | None = None
     tool_budget: dict[str, float] = field(default_factory=dict)
     side_effect_keys: list[str] = field(default_factory=list)
-    #: The answer to the deliverable operation: None (not yet), "ok" or "failed".
-    external: str | None = None
+    #: Where the slot's work is in its lifecycle (``lifecycle.py``; changed only by ``move``).
+    state: SlotState = SlotState.NONE
     #: Why the attempt failed, once it has ("TRANSIENT", "BUDGET_EXHAUSTED", ...).
     failure: str | None = None
     tool_calls: int = 0
@@ -144,6 +145,17 @@ class Execution:
     reported_completion_us: int | None = None
     #: The slot as the Scheduler sees it, before and after its safe point (``scheduler_slot``).
     _as_slot: dict[bool, Slot] = field(default_factory=dict, repr=False, compare=False)
+
+    def move(self, transition: SlotTransition, target: SlotState | None = None) -> None:
+        """Take ``transition`` (to ``target`` when its row has several), as the lifecycle table
+        allows, or raise ``SlotTransitionError`` naming the state and the transition."""
+        subject = f"slot {self.slot_id} of {self.work_item_id}"
+        self.state = next_state(self.state, transition, target, subject=subject)
+
+    def fail_with(self, transition: SlotTransition, reason: str) -> None:
+        """The attempt failed for ``reason``: move to ``failing`` by ``transition``."""
+        self.move(transition, SlotState.FAILING)
+        self.failure = reason
 
     def scheduler_slot(self, now_us: int) -> Slot:
         """This slot as the Scheduler is told about it at ``now_us`` (an immutable value that
@@ -195,7 +207,8 @@ class Execution:
     def external_call(self, now_us: int) -> ExternalCall | None:
         """The deliverable operation, once the work reached it (or its failure point)."""
         due = self.failing(now_us) or now_us >= self.finish_us
-        if not due or self.external is not None or not self.operations or self.token is None:
+        waiting = self.state in (SlotState.RUNNING, SlotState.AWAITING_EXTERNAL)
+        if not due or not waiting or not self.operations or self.token is None:
             return None
         if self.token.lease_id != self.lease_id or now_us >= self.token.expires_us:
             return None
@@ -219,14 +232,15 @@ class Execution:
         if refused:  # the token was not accepted (rotated, lease gone): ask for a new one
             self.token = None
             return
+        if ok:  # first, so an answer the slot is past raises before anything changes
+            self.move(SlotTransition.EXTERNAL_ANSWERED, SlotState.PRODUCING)
+        else:
+            self.fail_with(SlotTransition.EXTERNAL_ANSWERED, "TRANSIENT")
         self.tool_calls += 1
         if call.idempotency_key not in self.side_effect_keys:
             self.side_effect_keys.append(call.idempotency_key)
         if "toolCalls" in self.tool_budget:
             self.tool_budget["toolCalls"] -= 1
-        self.external = "ok" if ok else "failed"
-        if not ok:
-            self.failure = "TRANSIENT"
 
     def view(self) -> SlotView:
         """A frozen copy of this slot."""
