@@ -411,7 +411,8 @@ def _cursor_too_old() -> str:
 def _backpressure() -> str:
     w, events = _group_events()
     bus = _bus(w, DeliveryConfig(group_buffer=3, frames_per_round=2, validate_frames=False))
-    slow = _Slow("urn:missionweaveprotocol:agent:slow", [])
+    # A member of the Group (delivery goes to members only, §8): one that acknowledges nothing.
+    slow = _Slow(w.org.get("mission-owner").id, [])
     bus.attach(slow, T0)
     bus.publish(events, T0)
     for _ in range(5):
