@@ -450,15 +450,18 @@ notebook("05_failures_and_recovery.ipynb", [
        "(bounded offline execution)."),
     SETUP,
     md("## MWP-WRK-017: blocking checkpoints and releases the slot\n\n`work.block` carries a "
-       "checkpoint and the resolution it needs; its Execution Lease is released, so a later "
-       "Command citing that lease is refused."),
+       "checkpoint and the resolution it needs; its Execution Lease is released. A later "
+       "checkpoint under that lease is refused: the WorkItem is `blocked`, and the state table "
+       "is checked before any lease fence (§10.2), so the code is `INVALID_STATE_TRANSITION` "
+       "and the explanation lists what the table allows from `blocked`."),
     code("b.active(WID)\n"
          "lease = b.lease(WID)\n"
          "b.accept('MWP-WRK-017', 'worker-a', 'work.block',\n"
          "         {**lease, 'requiredResolution': 'need access to the staging database',\n"
          "          'checkpoint': {'progress': b.progress()}})"),
-    code("b.refuse('MWP-WRK-017', 'WORK_LEASE_EXPIRED', 'worker-a', 'work.checkpoint',\n"
-         "         {**lease, 'checkpoint': {'progress': b.progress()}})"),
+    code("b.refuse('MWP-WRK-017', 'INVALID_STATE_TRANSITION', 'worker-a', 'work.checkpoint',\n"
+         "         {**lease, 'checkpoint': {'progress': b.progress()}})\n"
+         "print('lease', b.state.leases[lease['leaseId']].state)"),
     code("b.ok('coordinator', 'work.unblock', {'workItemId': WID, 'resolution': 'access granted'})\n"
          "print(b.state.work_items[WID].state)"),
     md("## MWP-WRK-018: failure needs Evidence\n\nA Worker-reported failure without Evidence is "
@@ -470,14 +473,15 @@ notebook("05_failures_and_recovery.ipynb", [
          "b.accept('MWP-WRK-018', 'worker-a', 'work.fail', {**b.lease(WID), 'evidence': [report], 'reason': 'tool crashed'})"),
     md("## MWP-WRK-019: replacing a silent owner\n\nA second WorkItem: `worker-a` starts it and "
        "stops renewing. When its lease runs out (a `lease_expired` Event caused by a timer) the "
-       "Coordinator re-offers it; `worker-b` wins it under Ownership Epoch 2. The old owner's "
-       "late checkpoint is refused with `WORK_STALE_OWNERSHIP`."),
+       "Coordinator re-offers it; `worker-b` wins it under Ownership Epoch 2 and starts it. The "
+       "old owner's late checkpoint is refused with `WORK_STALE_OWNERSHIP`."),
     code("SECOND = 'urn:mwp-local:work:second'\n"
          "b.active(SECOND)\n"
          "old = b.lease(SECOND)\n"
          "b.advance(b.log.authority.config.execution_lease_us / 1e6 + 1)\n"
          "b.accept('MWP-WRK-019', 'coordinator', 'work.offer', b.offer_payload(SECOND, 'worker-b'))"),
     code("b.take(SECOND, 'worker-b')\n"
+         "b.start(SECOND, 'worker-b')\n"
          "print('Ownership Epoch', b.state.work_items[SECOND].ownership_epoch)\n"
          "b.refuse('MWP-WRK-019', 'WORK_STALE_OWNERSHIP', 'worker-a', 'work.checkpoint',\n"
          "         {**old, 'checkpoint': {'progress': b.progress()}})"),
