@@ -126,6 +126,31 @@ notebook("02_work_contracts_and_state_machine.ipynb", [
          "         {'workItemId': B, 'ownershipEpoch': 1})"),
     md("The Mission's WorkItem DAG, coloured by state:"),
     code("from mwp_local.notebook.graphs import MissionGraph\nMissionGraph(b)"),
+    md("## MWP-WRK-003: the table before the fences (§10.2)\n\n`WID` is owned but still "
+       "`queued`: no Execution Lease yet. A submission from `queued` is not a row of the table, "
+       "so it is `INVALID_STATE_TRANSITION`, whatever the lease fence would have said."),
+    code("print(b.state.work_items[WID].state)\n"
+         "early = b.artifact(WID, content=b'early')\n"
+         "b.refuse('MWP-WRK-003', 'INVALID_STATE_TRANSITION', 'worker-a', 'work.submit',\n"
+         "         {**b.lease(WID), 'artifactHashes': [early['contentHash']],\n"
+         "          'evidence': [b.evidence(WID, early['contentHash'])]})"),
+    md("## MWP-WRK-002: a material revision of an owned item (§10.1)\n\nInserting a "
+       "dependency changes the item's inputs and when it can start, so it is material: the "
+       "revision requires renewed acceptance and the old acceptance no longer counts. The old "
+       "owner's start under its epoch is `WORK_LEASE_EXPIRED`."),
+    code("C = 'urn:mwp-local:work:c'\nb.authorize(C)\n"
+         "epoch = b.state.work_items[WID].ownership_epoch\n"
+         "b.accept('MWP-WRK-002', 'coordinator', 'ext.missionweaveprotocol.core.work_dependency_add',\n"
+         "         {'workItemId': WID, 'dependsOn': [C]})"),
+    code("b.refuse('MWP-WRK-002', 'WORK_LEASE_EXPIRED', 'worker-a', 'work.start',\n"
+         "         {'workItemId': WID, 'ownershipEpoch': epoch})"),
+    md("## Another protocol version (§21)\n\nA Command stating `protocolVersion` `0.2` is "
+       "`UNSUPPORTED_VERSION`, not a schema failure: the explanation names the version this "
+       "Authority speaks."),
+    code("hi = {'content': [{'type': 'text', 'text': 'hi'}]}\n"
+         "b.refuse('§21', 'UNSUPPORTED_VERSION', 'mission-owner', 'message.post', hi,\n"
+         "         extra={'protocolVersion': '0.2'})"),
+    code("b.accept('§21', 'mission-owner', 'message.post', hi)"),
     md("## The Group's own table: archival (§7.4, §15.2)\n\nA Group has a state machine too "
        "(`mwp_local/protocol/tables/group.py`). `ext.missionweaveprotocol.core.group_archive` "
        "closes it: only an archival service of the Organization may send it (an Agent gets "
