@@ -200,6 +200,20 @@ notebook("03_offers_ownership_and_leases.ipynb", [
          "no_basis = b.offer_payload(WID)\n"
          "del no_basis['selectionBasis']\n"
          "b.refuse('MWP-WRK-006', 'INVALID_COMMAND', 'coordinator', 'work.offer', no_basis)"),
+    md("The basis is what was stated, not how the Coordinator thought (§10.3): an empty basis "
+       "names every missing member, and one carrying `chainOfThought` (private reasoning) is "
+       "refused too: both `SCHEMA_VALIDATION_FAILED`."),
+    code("empty = {**b.offer_payload(WID), 'selectionBasis': {}}\n"
+         "b.refuse('MWP-WRK-006', 'SCHEMA_VALIDATION_FAILED', 'coordinator', 'work.offer', empty)"),
+    code("musing = {**b.offer_payload(WID), 'selectionBasis': {\n"
+         "    **b.basis(), 'chainOfThought': 'worker-a seemed keen, and b was slow once'}}\n"
+         "b.refuse('MWP-WRK-006', 'SCHEMA_VALIDATION_FAILED', 'coordinator', 'work.offer', musing)"),
+    md("An offer to an Agent not yet in the Group grants it a provisional Membership, which "
+       "names the signed Context Package the new member receives (§8, MWP-WRK-027): the bench "
+       "sends one as a well-behaved Coordinator does; without it the offer is refused. The "
+       "accepted offer below carries it."),
+    code("bare = {**b.offer_payload(WID), 'contextPackage': None}\n"
+         "b.refuse('MWP-WRK-027', 'INVALID_COMMAND', 'coordinator', 'work.offer', bare)"),
     code("b.accept('MWP-WRK-006', 'coordinator', 'work.offer', b.offer_payload(WID, seconds=10))"),
     md("## MWP-WRK-004: offers expire without an Event; urgent races have one winner\n\nThe "
        "offer above expires in 10 s. Its expiry appends nothing, and a late acceptance is "
