@@ -327,6 +327,32 @@ class Bench:
                 {**self.lease(wid), "artifactHashes": [manifest["contentHash"]], "evidence": [ev]})  # fmt: skip
         return str(manifest["contentHash"])
 
+    def review(self, wid: str, reviewer: str = "coordinator", **options: Any) -> Any:
+        """The Coordinator's ordered §13.2 review of the submission of ``wid``
+        (``review_submission`` over the bench's blobs, with a registered test that passes every
+        criterion needing one); ``.accept_result_payload()`` is what ``work.accept_result``
+        carries."""
+        from mwp_local.artifacts.checks import CheckOutcome, CheckRegistry
+        from mwp_local.artifacts.review import review_submission
+        from mwp_local.store.blobs import BlobStore
+
+        checks = CheckRegistry()
+
+        @checks.register("bench-tests", evidence_type="deterministic_test")
+        def _tests(review: Any) -> CheckOutcome:
+            return CheckOutcome(result="passed", method="the bench's test suite")  # type: ignore[arg-type]
+
+        options.setdefault("checks", checks)
+        return review_submission(
+            self.state.work_items[wid],
+            manifests=self.state.item_manifests(wid),
+            source=BlobStore(self.directory / "blobs"),
+            reviewer=self.org.get(reviewer),
+            registry=self.state.registry,
+            now=format_utc(self.now_us),
+            **options,
+        )
+
     def sql(self, query: str, params: dict[str, Any] | None = None) -> Any:
         from mwp_local.store.views import sql
 

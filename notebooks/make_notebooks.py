@@ -636,6 +636,22 @@ notebook("06_artifacts_evidence_and_provenance.ipynb", [
     code("review = b.evidence(TWO, derived['contentHash'], agent='worker-a', criteria=['reviewed'], kind='reviewer_assessment')\n"
          "b.accept('MWP-WRK-025', 'worker-a', 'work.submit',\n"
          "         {**b.lease(TWO), 'artifactHashes': [derived['contentHash']], 'evidence': [tests, review]})"),
+    md("## MWP-WRK-025: a result is verified only on its review (§13.2)\n\n"
+       "`work.accept_result` carries the Coordinator's review: its signed Evidence and the "
+       "record of the five stages, in order, ending `accepted`. No review, stages out of "
+       "order, or a `rejected` verdict: each is `INVALID_COMMAND`, and the item stays "
+       "`submitted`."),
+    code("THREE = 'urn:mwp-local:work:three'\n"
+         "b.active(THREE)\nb.submit(THREE)\n"
+         "good = {'workItemId': THREE, **b.review(THREE).accept_result_payload()}\n"
+         "b.refuse('MWP-WRK-025', 'INVALID_COMMAND', 'coordinator', 'work.accept_result', {'workItemId': THREE})"),
+    code("stages = good['review']['stages']\n"
+         "swapped = {**good['review'], 'stages': [stages[1], stages[0], *stages[2:]]}\n"
+         "b.refuse('MWP-WRK-025', 'INVALID_COMMAND', 'coordinator', 'work.accept_result', {**good, 'review': swapped})"),
+    code("rejected = {**good['review'], 'verdict': 'rejected'}\n"
+         "b.refuse('MWP-WRK-025', 'INVALID_COMMAND', 'coordinator', 'work.accept_result', {**good, 'review': rejected})"),
+    code("print(b.state.work_items[THREE].state)\n"
+         "b.accept('MWP-WRK-025', 'coordinator', 'work.accept_result', good)"),
     md("## MWP-WRK-026: Evidence holds no private chain-of-thought\n\nEvidence records subject, "
        "criteria, method, result, producer, time and Artifacts. A member that would carry "
        "private reasoning is refused before anything is signed."),
