@@ -510,6 +510,18 @@ notebook("05_failures_and_recovery.ipynb", [
          "b.refuse('MWP-WRK-018', 'INVALID_COMMAND', 'worker-a', 'work.fail', {**b.lease(WID)})"),
     code("report = b.evidence(WID, 'sha256:' + '3' * 64, kind='failure_report')\n"
          "b.accept('MWP-WRK-018', 'worker-a', 'work.fail', {**b.lease(WID), 'evidence': [report], 'reason': 'tool crashed'})"),
+    md("The contract's retry policy is the Authority's to hold (§11.4): with `maxAttempts` 1 "
+       "a re-offer after the one failure is refused, naming the failures and the limit; an "
+       "item with an attempt left may be offered again."),
+    code("def failed_once(wid, attempts):\n"
+         "    b.active(wid, retryPolicy={'maxAttempts': attempts, 'backoff': 'fixed', 'maxDelay': 'PT10M',\n"
+         "                               'retryableFailures': ['TRANSIENT']})\n"
+         "    report = b.evidence(wid, 'sha256:' + '1' * 64, kind='failure_report')\n"
+         "    b.ok('worker-a', 'work.fail', {**b.lease(wid), 'evidence': [report]})\n"
+         "ONCE, TWICE = 'urn:mwp-local:work:once', 'urn:mwp-local:work:twice'\n"
+         "failed_once(ONCE, 1)\nfailed_once(TWICE, 2)\n"
+         "b.refuse('MWP-WRK-018', 'INVALID_COMMAND', 'coordinator', 'work.offer', b.offer_payload(ONCE, 'worker-b'))"),
+    code("b.accept('MWP-WRK-018', 'coordinator', 'work.offer', b.offer_payload(TWICE, 'worker-b'))"),
     md("## MWP-WRK-019: replacing a silent owner\n\nA second WorkItem: `worker-a` starts it and "
        "stops renewing. When its lease runs out (a `lease_expired` Event caused by a timer) the "
        "Coordinator re-offers it; `worker-b` wins it under Ownership Epoch 2 and starts it. The "
