@@ -436,6 +436,20 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
          "show('MWP-WRK-012', 'accepted', f'disclosed: {disclosed}')"),
     code("show('MWP-WRK-012', 'rejected', 'other Groups\\' names, items and global queue position: '\n"
          "     'not derivable (the same disclosure for 3 or 60 foreign items)')"),
+    md("The Authority holds an acceptance to the same bound (§11.2): a `scheduleEstimate` "
+       "carrying `globalQueuePosition` is refused by the schema, the same estimate without it "
+       "is accepted."),
+    code("import bench\n"
+         "b = bench.Bench()\nb.create_mission()\nWID = 'urn:mwp-local:work:impl'\n"
+         "b.authorize(WID)\nb.offer(WID)\n"
+         "estimate = {'estimatedStart': b.at(60), 'estimatedCompletion': b.at(3600), 'confidence': 0.7,\n"
+         "            'capacityStatus': 'queued', 'lastCalculatedAt': b.at(0)}\n"
+         "rev = b.state.work_items[WID].revision\n"
+         "b.refuse('MWP-WRK-012', 'SCHEMA_VALIDATION_FAILED', 'worker-a', 'work.accept_offer',\n"
+         "         {'workItemId': WID, 'scheduleEstimate': {**estimate, 'globalQueuePosition': 3}},\n"
+         "         expected_revision=rev)"),
+    code("b.accept('MWP-WRK-012', 'worker-a', 'work.accept_offer',\n"
+         "         {'workItemId': WID, 'scheduleEstimate': estimate}, expected_revision=rev)"),
     md("## MWP-WRK-011: never more execution than the Agent Card declares\n\nFrom the `leases` "
        "view: the most Execution Leases any Worker held at once, against its Agent Card's "
        "`maxConcurrency`."),
