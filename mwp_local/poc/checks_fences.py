@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 from ..campaign.checker import check_view
-from .evidence import Evidence, signature_ok
+from .evidence import Evidence, micros, signature_ok
 from .registry import Verdict, check, verdict
 
 S = "fences"
@@ -366,3 +367,133 @@ def log_invariants_hold(ev: Evidence) -> Verdict:
     return verdict(
         report.ok, f"{len(report.tallies)} invariants hold", "; ".join(report.problems()[:3])
     )
+
+
+# --------------------------------------------------------------------------- client refusals
+
+
+def _states_at(ev: Evidence, work_item_id: str, at_us: int) -> set[str]:
+    """The states the log shows ``work_item_id`` in at ``at_us``: the one the Events before it
+    left, and each one an Event at that very microsecond moved it to."""
+    before: str | None = None
+    same: set[str] = set()
+    for e in ev.work_payloads(work_item_id):
+        if e.get("toState") is None:
+            continue
+        t = micros(e["occurredAt"])
+        if t < at_us:
+            before = e["toState"]
+        elif t == at_us:
+            same.add(e["toState"])
+    return same | ({before} if before is not None else set())
+
+
+def _refused_unchanged(ev: Evidence, name: str, *codes: str) -> tuple[bool, str]:
+    """Was each probe ``name`` refused with one of ``codes`` and changed nothing (no receipt
+    and no Event caused under its Action ID)? With what it found, in a few words."""
+    probes = ev.probes(name)
+    if not probes:
+        return False, f"no {name} probe was submitted"
+    found = []
+    ok = True
+    for p in probes:
+        outcome, code = ev.probe_outcome(p)
+        caused = [e for e in ev.events if e.get("cause", {}).get("id") == p["actionId"]]
+        received = (p["actor"], p["actionId"]) in ev.view.commands
+        ok = ok and outcome == "rejected" and code in codes and not caused and not received
+        found.append(f"{code or outcome}" + (f", {len(caused)} Event(s)" if caused else ""))
+    return ok, f"{name.split(':', 1)[-1]} → {', '.join(found)}"
+
+
+def _payload_of(probe: dict[str, Any]) -> dict[str, Any]:
+    payload: dict[str, Any] = json.loads(probe["command"])["payload"]
+    return payload
+
+
+@check(
+    "accept_without_review_refused",
+    "a hand-written work.accept_result with no review of a submitted WorkItem was refused "
+    "(§13.2, INVALID_COMMAND) and changed nothing",
+    S,
+)
+def accept_without_review_refused(ev: Evidence) -> Verdict:
+    name = "refused:accept_result_no_review"
+    probes = ev.probes(name)
+    if not probes:
+        return False, f"no {name} probe was submitted"
+    wid = _payload_of(probes[0])["workItemId"]
+    states = _states_at(ev, wid, probes[0]["atUs"])
+    # The table is checked first: only a submitted WorkItem lets the review rule speak.
+    code = "INVALID_COMMAND" if "submitted" in states else "INVALID_STATE_TRANSITION"
+    ok, text = _refused_unchanged(ev, name, code)
+    verified = [
+        e
+        for e in ev.work_payloads(wid)
+        if e["kind"] == "work.result.accepted" and micros(e["occurredAt"]) >= probes[0]["atUs"]
+    ]
+    return verdict(
+        ok and "submitted" in states,
+        f"{text} ({wid} submitted; verified later by a reviewed Command: {bool(verified)})",
+        f"{text}; {wid} was {sorted(states)} (wanted {code} from submitted)",
+    )
+
+
+@check(
+    "private_disclosures_refused",
+    "an offer whose selection basis carries chain-of-thought (§10.3) and an acceptance whose "
+    "schedule estimate gives the global queue position (§11.2) were refused and changed nothing",
+    S,
+)
+def private_disclosures_refused(ev: Evidence) -> Verdict:
+    results = []
+    for name in (
+        "refused:selection_basis_chain_of_thought",
+        "refused:schedule_estimate_queue_position",
+    ):
+        ok, text = _refused_unchanged(ev, name, "SCHEMA_VALIDATION_FAILED")
+        probes = ev.probes(name)
+        if probes:
+            p = probes[0]
+            offered = "offered" in _states_at(ev, _payload_of(p)["workItemId"], p["atUs"])
+            ok = ok and offered
+            text += "" if offered else " (the WorkItem was not offered: the table spoke)"
+        results.append((ok, text))
+    return all(ok for ok, _ in results), "; ".join(t for _, t in results)
+
+
+@check(
+    "table_refuses_before_fences",
+    "a work.submit for a queued WorkItem was refused by the table (INVALID_STATE_TRANSITION), "
+    "not a lease fence, and changed nothing",
+    S,
+)
+def table_refuses_before_fences(ev: Evidence) -> Verdict:
+    name = "refused:submit_queued"
+    ok, text = _refused_unchanged(ev, name, "INVALID_STATE_TRANSITION")
+    probes = ev.probes(name)
+    if not probes:
+        return False, text
+    p = probes[0]
+    queued = "queued" in _states_at(ev, _payload_of(p)["workItemId"], p["atUs"])
+    return verdict(ok and queued, f"{text} (queued)", f"{text}; queued at the time: {queued}")
+
+
+@check(
+    "version_and_former_kind_refused",
+    "a Command of protocolVersion 0.2 (UNSUPPORTED_VERSION) and one under a former sandbox kind "
+    "name (INVALID_COMMAND) were refused and changed nothing",
+    S,
+)
+def version_and_former_kind_refused(ev: Evidence) -> Verdict:
+    a = _refused_unchanged(ev, "refused:protocol_version", "UNSUPPORTED_VERSION")
+    b = _refused_unchanged(ev, "refused:former_kind", "INVALID_COMMAND")
+    sent = [json.loads(p["command"]) for p in ev.probes("refused:protocol_version")]
+    former = [json.loads(p["command"]) for p in ev.probes("refused:former_kind")]
+    shaped = all(d.get("protocolVersion") == "0.2" for d in sent) and all(
+        d["kind"] == FORMER_LEASE_RENEW for d in former
+    )
+    return a[0] and b[0] and shaped, f"{a[1]}; {b[1]}"
+
+
+#: The sandbox's lease renewal under the name it had before the reference core's kinds.
+FORMER_LEASE_RENEW = "ext.missionweaveprotocol.core.execution_lease_renew"

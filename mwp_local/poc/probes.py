@@ -10,9 +10,15 @@ Phases: ``during`` (once, at the restart point: Worker-to-Worker conversation, a
 proposal, a Context Package for a later reviewer, a Command under the restarted Worker's old
 Session), ``step`` (after each step run step by step: a lost race's late acceptance, an
 acceptance of an offer that has expired, a stale Ownership Epoch and a superseded Lease ID
-forged while a WorkItem's state lets the fence decide) and ``after`` (the other forged and
-stale Commands built by the campaign's ``Forger``, a duplicate Command, a late result from a
-replaced owner, reusable knowledge published by the Organization).
+forged while a WorkItem's state lets the fence decide, and the Commands a hand-written client
+gets wrong while a WorkItem's state lets the rule in question decide: chain-of-thought in an
+offer's selection basis and a global queue position in an acceptance's schedule estimate while
+it is offered, ``work.submit`` while it is queued, ``work.accept_result`` with no review while it
+is submitted) and ``after`` (the other forged and stale Commands built by the campaign's
+``Forger``, a duplicate Command, a late result from a replaced owner, reusable knowledge
+published by the Organization, a Command of protocol version 0.2 and one under a former kind
+name). The ``refused:*`` probes are signed with the epochs the Authority holds (``_client``),
+so only the rule they break refuses them.
 """
 
 from __future__ import annotations
@@ -261,6 +267,7 @@ def step_probes(sb: Sandbox, rec: Recorder, done: set[str]) -> None:
     state = sb.log.state
     now = sb.clock.now_us()
     _fence_forgeries(sb, rec, done)
+    _refusals_in_state(sb, rec, done)
     if "lost_race" not in done:
         lost = next(
             (
@@ -312,6 +319,220 @@ def _accept(sb: Sandbox, rec: Recorder, name: str, offer: Any) -> None:
             payload={"workItemId": item.work_item_id, "offerId": offer.offer_id},
             overrides={"expected_revision": item.revision},
         ),
+    )
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+#: Commands a hand-written client sends that the Authority must refuse (issue 21): each fires
+#: once, while a WorkItem is in the state where the rule named in its name is what refuses it.
+REFUSED = "refused"
+
+
+def _client(
+    sb: Sandbox,
+    rec: Recorder,
+    name: str,
+    who: str,
+    kind: str,
+    group: str | None,
+    payload: dict[str, Any],
+    **fields: Any,
+) -> bool:
+    """Sign a Command as Principal ``who`` (an ID) with the epochs the Authority holds now, as a
+    hand-written client that read them would, under a fresh Action ID, and submit it. Unlike
+    ``_as``, the agent's own runtime is left alone (its count of sent Commands included)."""
+    state = sb.log.state
+    now = sb.clock.now_us()
+    member = sb.log.org.get(who)
+    envelope: dict[str, Any] = {
+        "issued_at": format_utc(now),
+        "group_id": group,
+        "action_id": _fresh_id(sb, random.Random(f"{sb.seed}:{name}")),
+    }
+    agent = state.agents.get(who)
+    if group is not None and agent is not None:
+        envelope["session_epoch"] = agent.session_epoch
+    if group is not None and group in state.groups:
+        membership = state.memberships.get((group, who))
+        if membership is not None:
+            envelope["membership_epoch"] = membership.epoch
+        mission = state.missions[state.groups[group].mission_id]
+        if who == mission.coordinator_agent_id:
+            envelope["coordinator_epoch"] = mission.coordinator_epoch
+    envelope.update(fields)
+    return _submit(sb, rec, name, sb.log.org.command(member, kind, payload, **envelope))
+
+
+def _coordinator_of(state: Any, item: Any) -> str | None:
+    mission = state.missions.get(item.mission_id)
+    return mission.coordinator_agent_id if mission is not None else None
+
+
+def _refusals_in_state(sb: Sandbox, rec: Recorder, done: set[str]) -> None:
+    """The refusals whose rule speaks only in one state of a WorkItem (the table is checked
+    before the fences and the payload rules): an offered item for the §10.3 selection basis
+    and the §11.2 schedule estimate, a queued one for the table's ``work.submit`` row, a
+    submitted one for the §13.2 review rule."""
+    state = sb.log.state
+    now = sb.clock.now_us()
+    if f"{REFUSED}:offer" not in done:
+        _refused_offer(sb, rec, done, now)
+    if f"{REFUSED}:submit_queued" not in done:
+        for item in state.work_items.values():
+            if str(item.state) == "queued" and item.owner is not None:
+                done.add(f"{REFUSED}:submit_queued")
+                _client(
+                    sb,
+                    rec,
+                    f"{REFUSED}:submit_queued",
+                    item.owner["agentId"],
+                    "work.submit",
+                    item.group_id,
+                    {
+                        "workItemId": item.work_item_id,
+                        "ownershipEpoch": item.ownership_epoch,
+                        "leaseId": item.execution_lease_id or "urn:mwp-local:lease:none-current",
+                        "artifactHashes": [],
+                        "evidence": [],
+                    },
+                )
+                break
+    if f"{REFUSED}:accept_result_no_review" not in done:
+        for item in state.work_items.values():
+            coordinator = _coordinator_of(state, item)
+            if str(item.state) == "submitted" and coordinator is not None:
+                done.add(f"{REFUSED}:accept_result_no_review")
+                _refused_accept_result(sb, rec, item, coordinator)
+                break
+
+
+def _refused_accept_result(sb: Sandbox, rec: Recorder, item: Any, coordinator: str) -> None:
+    """§13.2: ``work.accept_result`` with no review at all (no Evidence of one, no record)."""
+    _client(
+        sb,
+        rec,
+        f"{REFUSED}:accept_result_no_review",
+        coordinator,
+        "work.accept_result",
+        item.group_id,
+        {"workItemId": item.work_item_id, "reviewEvidence": []},
+    )
+
+
+def _refused_offer(sb: Sandbox, rec: Recorder, done: set[str], now: int) -> None:
+    """While an item is offered to a Worker (the offer pending, unexpired, nobody owning the
+    item): the Coordinator's offer again with chain-of-thought in its selection basis (§10.3),
+    and the Worker's acceptance with its exact global queue position in its schedule estimate
+    (§11.2)."""
+    state = sb.log.state
+    for offer in state.offers.values():
+        item = state.work_items.get(offer.work_item_id)
+        if (
+            item is None
+            or str(item.state) != "offered"
+            or item.owner is not None
+            or offer.status != "pending"
+            or now + 60_000_000 >= offer.expires_us
+            or _latest_offer(state, offer) is not offer
+        ):
+            continue
+        template = next(
+            (
+                d
+                for d in reversed(_receipt_docs(sb, "work.offer"))
+                if d["payload"].get("workItemId") == item.work_item_id
+                and isinstance(d["payload"].get("selectionBasis"), dict)
+            ),
+            None,
+        )
+        if template is None:
+            continue
+        done.add(f"{REFUSED}:offer")
+        _client(
+            sb,
+            rec,
+            f"{REFUSED}:selection_basis_chain_of_thought",
+            template["actor"]["id"],
+            "work.offer",
+            item.group_id,
+            {
+                "workItemId": item.work_item_id,
+                "agentId": offer.agent_id,
+                "expiresAt": format_utc(offer.expires_us),
+                "selectionBasis": {
+                    **template["payload"]["selectionBasis"],
+                    "chainOfThought": "the first candidate seemed keen; the other was slow once",
+                },
+            },
+            expected_revision=item.revision,
+        )
+        _client(
+            sb,
+            rec,
+            f"{REFUSED}:schedule_estimate_queue_position",
+            offer.agent_id,
+            "work.accept_offer",
+            item.group_id,
+            {
+                "workItemId": item.work_item_id,
+                "offerId": offer.offer_id,
+                "scheduleEstimate": {
+                    "estimatedStart": format_utc(now + 60_000_000),
+                    "estimatedCompletion": format_utc(now + 3_600_000_000),
+                    "confidence": 0.7,
+                    "capacityStatus": "queued",
+                    "lastCalculatedAt": format_utc(now),
+                    "globalQueuePosition": 3,
+                },
+            },
+            expected_revision=item.revision,
+        )
+        return
+
+
+def _refused_anytime(sb: Sandbox, rec: Recorder) -> None:
+    """Refusals that hold in any state: a protocol version the Authority does not implement
+    (§19 ``UNSUPPORTED_VERSION``) and a sandbox kind under its former name."""
+    state = sb.log.state
+    group, who = next(
+        (
+            (g, p)
+            for (g, p), m in sorted(state.memberships.items())
+            if m.state != "ended" and p.startswith("urn:missionweaveprotocol:agent:")
+        ),
+        (None, None),
+    )
+    if group is None or who is None:
+        return
+    _client(
+        sb,
+        rec,
+        f"{REFUSED}:protocol_version",
+        who,
+        "message.post",
+        group,
+        {"content": [{"type": "text", "text": "hello from a 0.2 client"}]},
+        extra={"protocolVersion": "0.2"},
+    )
+    item = next(
+        (i for i in state.work_items.values() if i.owner is not None and i.owner["agentId"] == who),
+        None,
+    )
+    _client(
+        sb,
+        rec,
+        f"{REFUSED}:former_kind",
+        who,
+        "ext.missionweaveprotocol.core.execution_lease_renew",
+        group,
+        {
+            "workItemId": item.work_item_id if item is not None else "urn:mwp-local:work:none",
+            "ownershipEpoch": item.ownership_epoch if item is not None else 1,
+            "leaseId": (item.execution_lease_id if item is not None else None)
+            or "urn:mwp-local:lease:none-current",
+        },
     )
 
 
@@ -424,6 +645,7 @@ def run_probes(sb: Sandbox, rec: Recorder, *, phase: str) -> None:
     elif phase == "after":
         _after(sb, rec)
         _knowledge(sb, rec)
+        _refused_anytime(sb, rec)
     else:
         raise ValueError(phase)
 
