@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -32,6 +32,7 @@ from mwp_local.protocol.jcs import canonicalize
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.store.agent_store import MemoryLocalStore
 
+from ..delivery.helpers import SlowReceiver
 from .world import GROUP, World
 
 WID = "urn:mwp-local:work:impl"
@@ -345,26 +346,6 @@ class _Idle(BasePolicy):
     """A receiver's policy that only listens."""
 
 
-@dataclass
-class _Slow:
-    """A receiver that acknowledges nothing."""
-
-    agent_id: str
-    frames: list[dict[str, Any]]
-
-    def receive(
-        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
-    ) -> list[dict[str, Any]]:
-        self.frames.append(frame)
-        return []
-
-    def acknowledge(self, now_us: int) -> dict[str, Any] | None:
-        return None
-
-    def subscribe(self, now_us: int) -> dict[str, Any] | None:
-        return None
-
-
 def _group_events() -> tuple[World, list[dict[str, Any]]]:
     w = _world()
     for i in range(12):
@@ -412,7 +393,7 @@ def _backpressure() -> str:
     w, events = _group_events()
     bus = _bus(w, DeliveryConfig(group_buffer=3, frames_per_round=2, validate_frames=False))
     # A member of the Group (delivery goes to members only, §8): one that acknowledges nothing.
-    slow = _Slow(w.org.get("mission-owner").id, [])
+    slow = SlowReceiver(w.org.get("mission-owner").id, [])
     bus.attach(slow, T0)
     bus.publish(events, T0)
     for _ in range(5):

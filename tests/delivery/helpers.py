@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,23 @@ def effects_once_per_epoch(sandbox: Sandbox) -> dict[str, int]:
             effects[call.idempotency_key] = effects.get(call.idempotency_key, 0) + 1
     assert all(n == 1 for n in effects.values()), effects
     return effects
+
+
+@dataclass
+class SlowReceiver:
+    """A receiver that records frames and acknowledges nothing (a slow consumer)."""
+
+    agent_id: str
+    frames: list[dict[str, Any]]
+
+    def receive(
+        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
+        self.frames.append(frame)
+        return []
+
+    def acknowledge(self, now_us: int) -> dict[str, Any] | None:
+        return None
+
+    def subscribe(self, now_us: int) -> dict[str, Any] | None:
+        return None

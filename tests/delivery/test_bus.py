@@ -25,7 +25,7 @@ from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.store.agent_store import MemoryLocalStore
 
 from ..official_schemas import problems
-from .helpers import SAMPLES, acks_never_pass_a_gap, contiguous, projections
+from .helpers import SAMPLES, SlowReceiver, acks_never_pass_a_gap, contiguous, projections
 
 T0 = 1_784_106_000_000_000  # 2026-07-15T09:00:00Z
 SECOND = 1_000_000
@@ -306,33 +306,13 @@ def _group_events(finished: Finished, group: str, count: int) -> list[dict[str, 
     return out
 
 
-@dataclass
-class Counting:
-    """A receiver that records frames and acknowledges nothing (a slow consumer)."""
-
-    agent_id: str
-    frames: list[dict[str, Any]]
-
-    def receive(
-        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
-    ) -> list[dict[str, Any]]:
-        self.frames.append(frame)
-        return []
-
-    def acknowledge(self, now_us: int) -> dict[str, Any] | None:
-        return None
-
-    def subscribe(self, now_us: int) -> dict[str, Any] | None:
-        return None
-
-
 @pytest.mark.req("MWP-WRK-030")
 def test_a_noisy_group_pauses_with_backpressure_and_never_starves_another(
     finished: Finished,
 ) -> None:
     config = DeliveryConfig(group_buffer=4, frames_per_round=3, validate_frames=False)
     bus = _bus(finished, config)
-    slow = Counting("urn:missionweaveprotocol:agent:slow", [])
+    slow = SlowReceiver("urn:missionweaveprotocol:agent:slow", [])
     bus.attach(slow, T0)
     noisy = _group_events(finished, "urn:mwp-local:group:noisy", 30)
     quiet = _group_events(finished, "urn:mwp-local:group:quiet", 1)
