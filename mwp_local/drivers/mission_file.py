@@ -308,9 +308,31 @@ def _mission(
                     )
             work = replace(work, child=child)
         final_works.append(work)
+    _check_allocations(spec, final_works)
     full = replace(spec, work=tuple(final_works))
     out[position] = full
     return full
+
+
+def _check_allocations(spec: MissionSpec, works: list[WorkSpec]) -> None:
+    """Refuse a Mission whose WorkItems cannot all be authorized within its budget.
+
+    Each WorkItem's budget is allocated from its Mission's when it is authorized (§4.11, §12), so
+    if they ask for more in all than the Mission has, the Coordinator's ``work.authorize`` of the
+    last ones is refused with BUDGET_EXCEEDED and the Mission can never finish: say so now.
+    """
+    for dim, limit in spec.budget.items():
+        asked = [(w.id, w.budget[dim]) for w in works if dim in w.budget]
+        total = sum(amount for _, amount in asked)
+        if total > limit:
+            shares = ", ".join(f"{wid} {amount:g}" for wid, amount in asked)
+            raise MissionFileError(
+                f"mission '{spec.id}': its WorkItems ask for {total:g} {dim} in all ({shares}), "
+                f"but the Mission's budget allows {limit:g}; each WorkItem's budget is allocated "
+                "from its Mission's (§4.11, §12), so the last ones could never be authorized. "
+                f"Raise the Mission's budget.{dim} to at least {total:g}, or give the WorkItems "
+                f"smaller budgets (a WorkItem without a budget table gets financial 10)"
+            )
 
 
 def load(path: Path | str) -> MissionFile:

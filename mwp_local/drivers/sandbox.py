@@ -38,14 +38,16 @@ from typing import Any
 from ..agents.base import Policy
 from ..agents.cast import cast_policies, wrap_worker
 from ..agents.coordinator.core import CoordinatorPolicy
-from ..agents.naming import mission_id
+from ..agents.naming import mission_id, short
 from ..agents.runtime import AgentRuntime
 from ..agents.scheduler.core import Scheduler
 from ..agents.specs import AgentSpec, MissionFile
 from ..agents.worker.core import WorkerPolicy
 from ..agents.worker.execution import WorkFunction
+from ..agents.worker.work import InputArtifact
 from ..artifacts.manifests import GatedContent
 from ..authority import Accepted, AuthorityConfig
+from ..authority.isolation import artifact_access
 from ..authority.tokens import CapabilityToken
 from ..delivery.audience import DirectFeed, visible_history
 from ..protocol.errors import ProtocolError
@@ -63,6 +65,7 @@ from .clock import VirtualClock, timestamp
 from .external import ExternalSystem, token_check_for
 from .mission_file import duration_seconds
 from .mission_file import load as load_mission_file
+from .mission_keys import suggestion
 from .progress import Progress, Stall, Wait, stall_reason, waits
 from .reports import RestartReport as RestartReport
 from .reports import RunSummary as RunSummary
@@ -541,6 +544,49 @@ class Sandbox:
     def sql(self, query: str, params: dict[str, Any] | None = None) -> Any:
         """Query the log's views (read-only); returns a pyarrow Table."""
         return run_sql(self.log.store, query, params)  # type: ignore[arg-type]
+
+    def deliverables(self, work_item: str, mission: str | None = None) -> tuple[InputArtifact, ...]:
+        """The verified content of what WorkItem ``work_item`` submitted last (its short ID, as
+        in the mission file, or its full ID), read as the Mission's owner reads it: through
+        the isolation gate, each blob checked against its content hash.
+
+        ``mission`` names the Mission when several have a WorkItem of that name.
+        """
+        state = self.log.state
+        if work_item in state.work_items:
+            item = state.work_items[work_item]
+        else:
+            named = [
+                w
+                for w in state.work_items.values()
+                if short(w.work_item_id) == work_item
+                and (mission is None or w.mission_id in (mission, mission_id(mission)))
+            ]
+            if len(named) != 1:
+                known = sorted({short(w) for w in state.work_items})
+                raise KeyError(
+                    f"no WorkItem {work_item!r}{suggestion(work_item, known)}"
+                    if not named
+                    else f"several Missions have a WorkItem {work_item!r}: pass mission="
+                )
+            item = named[0]
+        owner = state.missions[item.mission_id].owner_id
+        out = []
+        for content_hash in item.submitted_artifacts:
+            artifact_access(state, owner, content_hash)  # AUTH_FORBIDDEN before any read
+            manifest = state.manifest_of(content_hash, work_item_id=item.work_item_id)
+            assert manifest is not None
+            name = str(manifest["artifactId"])
+            out.append(
+                InputArtifact(
+                    work_item_id=item.work_item_id,
+                    content_hash=content_hash,
+                    artifact_id=name,
+                    media_type=str(manifest["mediaType"]),
+                    content=self._blobs.get(content_hash, name=name),
+                )
+            )
+        return tuple(out)
 
     def runtime(self, name: str) -> AgentRuntime:
         """The runtime of the agent or human ``name``."""

@@ -85,6 +85,16 @@ MISTAKES = {
         ),
         "missions[0]: unknown budget dimensions ['financal'] (did you mean 'financial'?)",
     ),
+    "WorkItems over the Mission's budget": (
+        (
+            'coordinator = "coordinator"\n',
+            'coordinator = "coordinator"\nbudget = { financial = 15 }\n',
+        ),
+        "mission 'hello': its WorkItems ask for 20 financial in all (fetch 10, analyse 10), but "
+        "the Mission's budget allows 15; each WorkItem's budget is allocated from its Mission's "
+        "(§4.11, §12), so the last ones could never be authorized. Raise the Mission's "
+        "budget.financial to at least 20",
+    ),
     "unknown behaviour key": (
         ('name = "dev"\n', 'name = "dev"\nbehaviour = { sped = 2.0 }\n'),
         "agents[1] 'dev' behaviour: unknown key 'sped' (did you mean 'speed'?)",
@@ -165,6 +175,25 @@ def test_the_command_line_reports_the_mistake_and_writes_nothing(
     _, err = capsys.readouterr()
     assert "did you mean 'depends_on'?" in err and "Traceback" not in err
     assert not directory.exists()
+
+
+def test_a_budget_that_just_fits_runs_to_approval(tmp_path: Path) -> None:
+    """The budget check is the Authority's own rule, not a stricter one: WorkItems asking for
+    exactly the Mission's budget are all authorized and the Mission is approved."""
+    text = HELLO.replace(
+        'coordinator = "coordinator"\n',
+        'coordinator = "coordinator"\nbudget = { financial = 20 }\n',
+        1,
+    )
+    path = tmp_path / "hello.toml"
+    path.write_text(text, encoding="utf-8")
+    sandbox = Sandbox(tmp_path / "run", path)
+    try:
+        summary = sandbox.run()
+        assert list(summary.missions.values()) == ["approved"]
+        assert not [r for r in sandbox.log.store.rejections() if r.code == "BUDGET_EXCEEDED"]
+    finally:
+        sandbox.close()
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)

@@ -117,3 +117,63 @@ def test_a_malformed_result_is_a_clear_error(tmp_path: Path, result: object, mes
     )
     with pytest.raises(ValueError, match=message):
         sandbox.run()
+
+
+def test_the_sandbox_hands_back_what_a_workitem_submitted_verified(tmp_path: Path) -> None:
+    """``Sandbox.deliverables`` returns the submitted content, checked here against the log's
+    own ``work.submitted`` Event and the raw bytes of each hash (not the code that reads them);
+    a blob damaged on disk is refused, never handed back."""
+    import hashlib
+
+    import duckdb
+
+    from mwp_local.protocol.errors import ProtocolError
+
+    def implement(request: WorkRequest) -> Result:
+        return Result(
+            deliverables=[
+                Deliverable("# total 6\n"),
+                Deliverable('{"total": 6}', media_type="application/json"),
+            ]
+        )
+
+    sandbox = Sandbox(
+        tmp_path / "s",
+        LEARN,
+        worker_files=False,
+        work_functions={"mwp.software.analyse": _requirements, "mwp.software.implement": implement},
+    )
+    sandbox.run()
+    got = sandbox.deliverables("implementation")
+    assert sandbox.deliverables("requirements")[0].json() == {"rows": [1, 2, 3]}
+    with pytest.raises(KeyError, match="did you mean 'implementation'"):
+        sandbox.deliverables("implementaton")
+    # damage the blob of one deliverable on disk: refused, naming the Artifact
+    blob = next(
+        p
+        for p in (tmp_path / "s" / "blobs").rglob("*")
+        if p.is_file() and p.read_bytes() == b"# total 6\n"
+    )
+    blob.write_bytes(b"# total 7\n")
+    with pytest.raises(ProtocolError) as refused:
+        sandbox.deliverables("implementation")
+    assert refused.value.code == "PROTOCOL_VIOLATION"
+    sandbox.close()
+    with duckdb.connect(str(tmp_path / "s" / "group.duckdb"), read_only=True) as con:
+        texts = [
+            row[0]
+            for row in con.execute(
+                "SELECT document FROM log_events WHERE kind = 'work.submitted' ORDER BY position"
+            ).fetchall()
+        ]
+    submitted = [
+        json.loads(t)["payload"]
+        for t in texts
+        if json.loads(t)["payload"]["workItemId"].endswith(":implementation")
+    ]
+    assert submitted, "the run submitted the implementation"
+    want = submitted[-1]["submission"]["artifactHashes"]
+    assert sorted(a.content_hash for a in got) == sorted(want)
+    for artifact in got:
+        assert "sha256:" + hashlib.sha256(artifact.content).hexdigest() == artifact.content_hash
+    assert sorted(a.text() for a in got) == ["# total 6\n", '{"total": 6}']
