@@ -4,8 +4,9 @@
 The terms are the glossary's ``##`` headings; "§10.2"-style section numbers link to "Section
 numbers", "MWP-WRK-013"-style IDs to "Requirement IDs". Code (fenced or inline), headings,
 HTML and existing links are left alone; a term already linked counts as used, so running it
-again changes nothing. ``make_quickstart.py`` and ``make_notebooks.py`` pass their Markdown
-cells through ``link_cells``; ``python glossary.py`` rewrites the lessons in ``tutorials/``.
+again changes nothing. ``make_quickstart.py``, ``make_notebooks.py`` and ``make_prototype.py``
+pass their Markdown cells through ``link_cells``; ``python glossary.py`` rewrites the lessons in
+``tutorials/``.
 """
 
 from __future__ import annotations

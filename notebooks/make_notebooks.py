@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat as nbf
 
-import glossary
+import nbwrite
 
 from mwp_local.store.views import ANALYSES
 
@@ -42,16 +42,7 @@ COVERAGE = [
 
 
 def notebook(name: str, cells: list[object]) -> None:
-    glossary.link_cells(cells)  # type: ignore[arg-type]
-    for n, cell in enumerate(cells, 1):
-        cell["id"] = f"{Path(name).stem[:2]}-{n:03d}"  # stable IDs: regenerating gives a clean diff
-    nb = nbf.v4.new_notebook(
-        cells=cells,
-        metadata={
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-    )
-    nbf.write(nb, HERE / name)
+    nbwrite.write(HERE / name, cells, Path(name).stem[:2])
 
 
 # ---------------------------------------------------------------------- 02

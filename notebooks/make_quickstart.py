@@ -4,7 +4,7 @@ from pathlib import Path
 
 import nbformat as nbf
 
-import glossary
+import nbwrite
 
 md, code = nbf.v4.new_markdown_cell, nbf.v4.new_code_cell
 cells = [
@@ -132,11 +132,4 @@ cells = [
     ),
     code("TimeTravel(done, 'urn:mwp-local:group:export-button')"),
 ]
-glossary.link_cells(cells)
-for n, cell in enumerate(cells, 1):
-    cell["id"] = f"01-{n:03d}"  # stable IDs: regenerating gives a clean diff
-nb = nbf.v4.new_notebook(
-    cells=cells,
-    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-)
-nbf.write(nb, Path(__file__).with_name("01_quickstart.ipynb"))
+nbwrite.write(Path(__file__).with_name("01_quickstart.ipynb"), cells, "01")

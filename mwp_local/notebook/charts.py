@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-__all__ = ["CHART_OF", "Chart", "declines_by_reason", "state_durations", "worker_load"]
+__all__ = [
+    "CHART_OF",
+    "Chart",
+    "comparison",
+    "declines_by_reason",
+    "state_durations",
+    "worker_load",
+]
 
 
 class Chart:
@@ -56,6 +63,18 @@ def _short(identifier: Any) -> str:
 
 def _minutes(value: timedelta | None) -> float:
     return 0.0 if value is None else value / timedelta(minutes=1)
+
+
+def _interval(value: Any) -> timedelta | None:
+    """A duration as a timedelta: a timedelta, or a DuckDB ``INTERVAL`` as Arrow gives it
+    (``MonthDayNano``: months, days, nanoseconds); None for anything else."""
+    if isinstance(value, timedelta):
+        return value
+    if all(hasattr(value, a) for a in ("months", "days", "nanoseconds")):
+        if value.months:
+            raise ValueError(f"a duration of {value.months} months has no fixed length in minutes")
+        return timedelta(days=value.days, microseconds=value.nanoseconds / 1000)
+    return None
 
 
 def state_durations(table: Any) -> Chart:
@@ -116,6 +135,39 @@ def declines_by_reason(table: Any) -> Chart:
     ax.set_title("Declines by reason")
     if workers:
         ax.legend(fontsize=8)
+    return Chart(figure)
+
+
+def comparison(table: Any, by: str = "strategy", title: str = "Compared") -> Chart:
+    """One small bar chart per measure, a bar per row: runs compared side by side.
+
+    ``table`` has a label column ``by`` (one row per run, e.g. per strategy) and a column per
+    measure: numbers, or durations (drawn in minutes). Any query of that shape will do, such
+    as one over several logs attached to one DuckDB connection (notebook 09).
+    """
+    rows = table.to_pylist()
+    if not rows or by not in rows[0]:
+        raise ValueError(f"comparison needs a table with a {by!r} column and one row per run")
+    measures = [name for name in rows[0] if name != by]
+    labels = [str(r[by]) for r in rows]
+    figure = _figure(width=2.4 * max(len(measures), 1) + 1, height=2.8)[0]
+    figure.clear()  # _figure's single axes: replaced by one per measure
+    axes = figure.subplots(1, max(len(measures), 1), squeeze=False)[0]
+    colours = ["#2171b5", "#fd8d3c", "#74c476", "#9e9ac8"]
+    for ax, name in zip(axes, measures, strict=False):
+        durations = any(_interval(r[name]) is not None for r in rows)
+        values = [_minutes(_interval(r[name])) if durations else float(r[name] or 0) for r in rows]
+        ax.bar(labels, values, color=[colours[n % len(colours)] for n in range(len(rows))])
+        for x, value in enumerate(values):
+            text = f"{value:.1f}" if durations else f"{value:.0f}"
+            ax.annotate(text, (x, value), xytext=(0, 2), textcoords="offset points",
+                        ha="center", fontsize=8)  # fmt: skip
+        ax.set_title(name.replace("_", " ") + (" (minutes)" if durations else ""), fontsize=9)
+        ax.set_ylim(bottom=0, top=max([*values, 1.0]) * 1.2)
+        ax.tick_params(axis="x", labelsize=8)
+        if not durations:
+            ax.yaxis.get_major_locator().set_params(integer=True)
+    figure.suptitle(title)
     return Chart(figure)
 
 

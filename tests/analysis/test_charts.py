@@ -36,3 +36,27 @@ def test_a_log_without_declines_says_so(sample_runs: Mapping[str, Path]) -> None
         table = sql(store, ANALYSES["declines_by_reason"].query)
     assert table.num_rows == 0
     assert charts.declines_by_reason(table)._repr_png_().startswith(b"\x89PNG")
+
+
+def test_a_comparison_draws_one_panel_per_measure_with_durations_in_minutes() -> None:
+    import duckdb
+
+    # the shape notebook 09's query gives: a label, an INTERVAL and counts, one row per run
+    table = duckdb.sql(
+        "SELECT * FROM (VALUES ('built-in', INTERVAL 68 MINUTE, 0, 0),"
+        " ('least-done', INTERVAL 78 MINUTE, 1, 1)) t(strategy, cycle_time, declines, moves)"
+    ).to_arrow_table()
+    chart = charts.comparison(table, by="strategy", title="Two runs")
+    axes = chart.figure.get_axes()
+    assert [a.get_title() for a in axes] == ["cycle time (minutes)", "declines", "moves"]
+    heights = [[bar.get_height() for bar in a.patches] for a in axes]
+    assert heights == [[68.0, 78.0], [0.0, 1.0], [0.0, 1.0]]
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["built-in", "least-done"]
+    assert chart._repr_png_().startswith(b"\x89PNG")
+
+
+def test_a_comparison_without_its_label_column_says_what_it_needs() -> None:
+    import pyarrow as pa
+
+    with pytest.raises(ValueError, match="'strategy' column"):
+        charts.comparison(pa.table({"run": ["a"], "declines": [1]}))
