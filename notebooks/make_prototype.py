@@ -285,9 +285,12 @@ cells = [
     ),
     md(
         "## Try it\n\n"
-        "* Remove `bob`'s pause (`faults=[]`): the reassignment goes and the two cycle times "
-        "come closer; the decline stays.\n"
-        "* Let `bob` write reports (delete his `admit`): the decline goes.\n"
+        "* Remove `bob`'s pause (`faults=[]`) and run the comparison again: `bob` delivers "
+        "`sum` himself (with the built-in simulated work: `ana`'s function is not his), "
+        "`report` is then a tie that `ana` wins, so there is no decline and no reassignment, "
+        "and `LeastDone` even finishes a little sooner.\n"
+        "* Let `bob` write reports (delete his `admit`): the decline goes, and `bob` writes "
+        "the report.\n"
         "* Make `rank` return `[]` for some WorkItem: no Worker is offered it, and the run "
         "stops once nothing has changed state for `stall_after` (`Sandbox(..., "
         "stall_after='2h')`), naming what each WorkItem waits for.\n"
