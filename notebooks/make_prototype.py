@@ -195,9 +195,14 @@ cells = [
     md(
         "## Run to the end\n\n"
         "`bob` declines the report (his `admit`), so it goes to `ana`; the MissionOwner "
-        "approves. What `ana`'s function computed:"
+        "approves. What `ana`'s function computed (on the second attempt at `sum`, the "
+        "first was `bob`'s), and `sum`'s deliverable read back as the MissionOwner reads it, "
+        "its content checked against its hash (`sb.deliverables('sum')`):"
     ),
-    code("summary = stepper.run()\nprint(computed)\nsummary"),
+    code("summary = stepper.run()\n"
+         "print(computed)\n"
+         "print(sb.deliverables('sum')[0].text())\n"
+         "summary"),
     md(
         "The provenance graph: `sum`'s Artifact is derived from `fetch`'s (dashed), because "
         "`ana`'s function read it. Click the `sum` Artifact: its signed manifest, the Evidence "
