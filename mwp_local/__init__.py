@@ -3,6 +3,7 @@
 The public API for prototyping Missions and agents in Python (``docs/prototyping.md``)::
 
     from mwp_local import Sandbox, Scenario, Mission, WorkItem, Agent, WorkRequest
+    from mwp_local import Client, Workbench  # hand-signed Commands, as any Principal
 
 Each name is imported on first use (``import mwp_local`` itself loads nothing else), so a
 command line tool or a notebook pays only for what it touches.
@@ -42,6 +43,10 @@ _PUBLIC = {
     "Intent": ".agents.base",
     "View": ".agents.base",
     "WorkSpec": ".agents.specs",
+    # hand-signed Commands: any Command as any Principal, drawn answers
+    "Client": ".client.signing",
+    "Workbench": ".client.workbench",
+    "Reply": ".client.replies",
 }
 
 __all__ = [
@@ -50,6 +55,7 @@ __all__ = [
     "Behaviour",
     "Block",
     "ChildMission",
+    "Client",
     "CoordinatorPolicy",
     "Deliverable",
     "Evidence",
@@ -59,6 +65,7 @@ __all__ = [
     "Intent",
     "Mission",
     "MissionFileError",
+    "Reply",
     "Result",
     "RunSummary",
     "Sandbox",
@@ -67,6 +74,7 @@ __all__ = [
     "WorkItem",
     "WorkRequest",
     "WorkSpec",
+    "Workbench",
     "WorkerPolicy",
 ]
 
@@ -85,6 +93,9 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         Result,
         WorkRequest,
     )
+    from .client.replies import Reply
+    from .client.signing import Client
+    from .client.workbench import Workbench
     from .drivers.mission_file import MissionFileError
     from .drivers.reports import RunSummary
     from .drivers.sandbox import Sandbox

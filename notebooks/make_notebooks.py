@@ -1,8 +1,9 @@
 """Writes the concept notebooks 02–08 (kept as code so their source is reviewable).
 
-Each notebook shows requirements of MWP 0.1 at work: every ``bench.accept``/``bench.refuse``/
-``show`` call names the MWP-WRK ID it demonstrates, accepted or rejected, and the text around
-it says why. Run ``python make_notebooks.py`` after editing; the test suite executes them.
+Each notebook shows requirements of MWP 0.1 at work: every ``Bench.accept``/``Bench.refuse``/
+``show`` call (``mwp_local.notebook.bench``) names the MWP-WRK ID it demonstrates, accepted or
+rejected, and the text around it says why. Run ``python make_notebooks.py`` after editing; the
+test suite executes them.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ HERE = Path(__file__).parent
 SETUP = code(
     "%load_ext mwp_local.notebook\n"
     "from IPython.display import HTML, SVG, display\n"
-    "import bench\n"
-    "from bench import Bench, show, coverage\n"
+    "from mwp_local.notebook import bench\n"
+    "from mwp_local.notebook.bench import Bench, show, coverage\n"
     "b = Bench()\n"
     "b.create_mission()\n"
     "WID = 'urn:mwp-local:work:impl'"
@@ -51,7 +52,7 @@ notebook("02_work_contracts_and_state_machine.ipynb", [
        "A **WorkItem** exists only once the Coordinator authorizes it with a complete, "
        "machine-readable **Work Contract** (§10.1). It then moves through the states of §10.2, "
        "and only through the table's rows. Here you drive a Group log by hand with a small "
-       "*bench* (`bench.py`): you send each Command as any Principal and watch the Group "
+       "*bench* (`mwp_local.notebook.bench`, a `Workbench` of `mwp_local.client`): you send each Command as any Principal and watch the Group "
        "Authority answer.\n\nRequirements shown: **MWP-WRK-001**, **MWP-WRK-002**, "
        "**MWP-WRK-003**, **MWP-WRK-007**."),
     SETUP,
@@ -307,7 +308,7 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
     code("%load_ext mwp_local.notebook\n"
          "import tempfile\nfrom pathlib import Path\n"
          "from IPython.display import HTML, display\n"
-         "from bench import show, coverage\n"
+         "from mwp_local.notebook.bench import show, coverage\n"
          "from mwp_local.drivers.sandbox import Sandbox\n"
          "from mwp_local.render.timeline import timeline_html, scheduler_panel_html, find_scheduler\n"
          "ROOT = Path.cwd().parent\n"
@@ -430,7 +431,7 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
     md("The Authority holds an acceptance to the same bound (§11.2): a `scheduleEstimate` "
        "carrying `globalQueuePosition` is refused by the schema, the same estimate without it "
        "is accepted."),
-    code("import bench\n"
+    code("from mwp_local.notebook import bench\n"
          "b = bench.Bench()\nb.create_mission()\nWID = 'urn:mwp-local:work:impl'\n"
          "b.authorize(WID)\nb.offer(WID)\n"
          "estimate = {'estimatedStart': b.at(60), 'estimatedCompletion': b.at(3600), 'confidence': 0.7,\n"
@@ -460,7 +461,7 @@ notebook("04_scheduling_fairness_and_preemption.ipynb", [
     md("Each slot is isolated: its capability token is bound to its own WorkItem and Execution "
        "Lease. On a bench, `worker-a` runs two WorkItems in two slots; the external tool service "
        "refuses slot 1's token for slot 2's WorkItem."),
-    code("import bench\n"
+    code("from mwp_local.notebook import bench\n"
          "from mwp_local.agents.worker.slots import ExternalCall, attempt_key, execution_key\n"
          "from mwp_local.drivers.clock import timestamp\n"
          "from mwp_local.drivers.external import ExternalSystem, token_check_for\n"
@@ -746,7 +747,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
        "multiplexing every Group, and the frames crossing it are the real §17 documents: "
        "`SUBSCRIBE`, `EVENT`, `ACK`, `PING` and `ERROR`. Faults are injected from a seeded "
        "generator. First you drive the bus by hand with agents that only listen "
-       "(`delivery_bench.py`, beside this notebook), on the signed Events of a real run; at the "
+       "(`mwp_local.notebook.delivery`), on the signed Events of a real run; at the "
        "end the sample mission `delivery.toml` runs through it with agents deciding.\n\n"
        "Requirements shown: **MWP-WRK-029** (deduplicate, keep order, never move the Cursor "
        "over a gap), **MWP-WRK-030** (Cursor, `ACK`, reconnection, `CURSOR_TOO_OLD` and signed "
@@ -758,9 +759,9 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "import tempfile\n"
          "from pathlib import Path\n"
          "\n"
-         "import delivery_bench as db\n"
-         "from bench import coverage, show\n"
-         "from delivery_bench import SECOND, T0\n"
+         "from mwp_local.notebook import delivery as db\n"
+         "from mwp_local.notebook.bench import coverage, show\n"
+         "from mwp_local.notebook.delivery import SECOND, T0\n"
          "from IPython.display import display\n"
          "\n"
          "from mwp_local.delivery import frames\n"
@@ -988,7 +989,7 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
        "guidance in its details), while a quiet Group (another Mission's, from a bench) is "
        "still served: each round takes `frames_per_round` frames Group by Group, so one Group "
        "cannot starve another."),
-    code("import bench\n"
+    code("from mwp_local.notebook import bench\n"
          "\n"
          "other = bench.Bench()\n"
          "other.create_mission()\n"

@@ -93,6 +93,15 @@ def projection_rows(
     return out
 
 
+def comparable_rows(state: AuthorityState) -> dict[str, list[str]]:
+    """Every projection row of ``state``, each as canonical JSON text, order-free: two states
+    hold the same projections exactly when these are equal (to compare replicas)."""
+    return {
+        t: sorted(json.dumps(r, sort_keys=True, default=str) for r in v)
+        for t, v in projection_rows(state).items()
+    }
+
+
 def _all_keys(state: AuthorityState) -> set[tuple[str, Any]]:
     keys: set[tuple[str, Any]] = {("registry", None)}
     for table in ("missions", "work_items", "offers", "leases", "budgets"):

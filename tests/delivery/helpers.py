@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,11 @@ from mwp_local.agents.specs import MissionFile
 from mwp_local.authority.evolve import evolve
 from mwp_local.authority.state import AuthorityState
 from mwp_local.delivery.bus import DeliveryBus
+from mwp_local.delivery.by_hand import Slow
 from mwp_local.drivers.mission_file import parse
 from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.store.group_log import replay
-from mwp_local.store.projection_rows import projection_rows
+from mwp_local.store.projection_rows import comparable_rows
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_missions"
 
@@ -34,12 +34,8 @@ def with_delivery(raw: dict[str, Any], **delivery: Any) -> MissionFile:
     return parse(table, name="delivery-test")
 
 
-def projections(state: AuthorityState) -> dict[str, list[str]]:
-    """Every projection row of ``state``, order-free."""
-    rows = projection_rows(state)
-    return {
-        t: sorted(json.dumps(r, sort_keys=True, default=str) for r in v) for t, v in rows.items()
-    }
+#: Every projection row of a state, order-free (two replicas compare equal through it).
+projections = comparable_rows
 
 
 def clean(sandbox: Sandbox) -> dict[str, list[str]]:
@@ -139,21 +135,5 @@ def effects_once_per_epoch(sandbox: Sandbox) -> dict[str, int]:
     return effects
 
 
-@dataclass
-class SlowReceiver:
-    """A receiver that records frames and acknowledges nothing (a slow consumer)."""
-
-    agent_id: str
-    frames: list[dict[str, Any]]
-
-    def receive(
-        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
-    ) -> list[dict[str, Any]]:
-        self.frames.append(frame)
-        return []
-
-    def acknowledge(self, now_us: int) -> dict[str, Any] | None:
-        return None
-
-    def subscribe(self, now_us: int) -> dict[str, Any] | None:
-        return None
+#: A receiver that records frames and acknowledges nothing (a slow consumer).
+SlowReceiver = Slow

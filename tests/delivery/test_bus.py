@@ -17,6 +17,7 @@ from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.authority.organization import Organization
 from mwp_local.delivery import frames
 from mwp_local.delivery.bus import DeliveryBus
+from mwp_local.delivery.by_hand import SECOND, T0, drive
 from mwp_local.delivery.config import DeliveryConfig, Window
 from mwp_local.delivery.snapshots import SnapshotBundle, build_snapshot
 from mwp_local.drivers.sandbox import Sandbox
@@ -26,9 +27,6 @@ from mwp_local.store.agent_store import MemoryLocalStore
 
 from ..official_schemas import problems
 from .helpers import SAMPLES, SlowReceiver, acks_never_pass_a_gap, contiguous, projections
-
-T0 = 1_784_106_000_000_000  # 2026-07-15T09:00:00Z
-SECOND = 1_000_000
 
 
 class Idle(BasePolicy):
@@ -74,19 +72,7 @@ def _receiver(finished: Finished, name: str = "dev") -> BusClient:
 
 def _run(bus: DeliveryBus, finished: Finished, start: int = T0, chunk: int = 3) -> int:
     """Publish the Mission's Events a few at a time, then deliver until everything settled."""
-    now = start
-    for i in range(0, len(finished.events), chunk):
-        bus.publish(copy.deepcopy(finished.events[i : i + chunk]), now)
-        bus.pump(now)
-        now += SECOND
-    for _ in range(100_000):
-        bus.pump(now)
-        if bus.settled():
-            return now
-        later = bus.next_wakeup(now)
-        assert later is not None, "the bus stalled"
-        now = later
-    raise AssertionError("the bus did not settle")
+    return drive(bus, finished.events, start=start, chunk=chunk)
 
 
 @pytest.mark.req("MWP-WRK-029")

@@ -1,42 +1,32 @@
-"""A delivery bench for notebook 07: the real delivery bus (``mwp_local.delivery``) with
-listening agents, on the signed Events of a Group log.
+"""The delivery bench of notebook 07: the real delivery bus (``mwp_local.delivery``) with
+listening agents, on the signed Events of a Group log (the bus-only parts, ``new_bus``,
+``drive``, ``Slow`` and ``schema_verdict``, are ``mwp_local.delivery.by_hand``'s).
 
 ``listener`` makes an agent runtime that only listens (its policy never acts) behind a real
 ``BusClient``; ``Tape`` records every frame a receiver is handed, in arrival order, and every
-``ACK`` it answers with; ``drive`` publishes Events a few at a time and runs delivery rounds
-until the bus has settled (virtual time jumps from wake-up to wake-up: no sleeping); ``Slow``
-is a consumer that never acknowledges (for backpressure). ``frame_html`` draws a §17 frame
-with its schema verdict.
-
-Notebook support code, not part of the library: it lives beside the notebooks.
+``ACK`` it answers with; ``frame_html`` draws a §17 frame with its schema verdict;
+``projections`` puts a replica's projection rows in a comparable form.
 """
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from mwp_local.agents.base import BasePolicy
-from mwp_local.agents.bus_client import BusClient
-from mwp_local.agents.runtime import AgentRuntime
-from mwp_local.authority.organization import Organization
-from mwp_local.authority.state import AuthorityState
-from mwp_local.delivery import frames
-from mwp_local.delivery.bus import DeliveryBus
-from mwp_local.delivery.config import DeliveryConfig
-from mwp_local.delivery.snapshots import SnapshotBundle, build_snapshot
-from mwp_local.protocol.documents import validate
-from mwp_local.protocol.errors import ProtocolError
-from mwp_local.render.html import STYLE
-from mwp_local.store.agent_store import MemoryLocalStore
-from mwp_local.store.projection_rows import projection_rows
-
-T0 = 1_784_106_000_000_000  # 2026-07-15T09:00:00Z
-SECOND = 1_000_000
+from ..agents.base import BasePolicy
+from ..agents.bus_client import BusClient
+from ..agents.runtime import AgentRuntime
+from ..authority.organization import Organization
+from ..delivery import frames
+from ..delivery.bus import DeliveryBus
+from ..delivery.by_hand import SECOND, T0, Slow, drive, new_bus, schema_verdict
+from ..delivery.snapshots import SnapshotBundle
+from ..render.html import STYLE
+from ..store.agent_store import MemoryLocalStore
+from ..store.projection_rows import comparable_rows as projections
+from .coverage import Html
 
 
 class Listening(BasePolicy):
@@ -54,17 +44,6 @@ def listener(org: Organization, name: str, bus: DeliveryBus | None = None) -> Bu
         return bus.snapshot(snapshot_id)
 
     return BusClient(runtime, fetch=fetch)
-
-
-def new_bus(org: Organization, config: DeliveryConfig, *, seed: int = 1) -> DeliveryBus:
-    """A delivery bus whose Group Snapshots are signed with ``org``'s Group Authority key."""
-
-    def snapshot(group: str, events: Sequence[dict[str, Any]], at: str) -> SnapshotBundle:
-        return build_snapshot(org, group, events, at, online_window=config.online_window or 0)
-
-    return DeliveryBus(
-        config, seed=seed, organization_id=org.organization_id, make_snapshot=snapshot
-    )
 
 
 @dataclass
@@ -125,83 +104,7 @@ class Tape:
         return over
 
 
-@dataclass
-class Slow:
-    """A consumer that records frames and never acknowledges."""
-
-    agent_id: str
-    frames: list[dict[str, Any]] = field(default_factory=list)
-
-    def receive(
-        self, frame: dict[str, Any], now_us: int, event_text: str | None = None
-    ) -> list[dict[str, Any]]:
-        self.frames.append(frame)
-        return []
-
-    def acknowledge(self, now_us: int) -> dict[str, Any] | None:
-        return None
-
-    def subscribe(self, now_us: int) -> dict[str, Any] | None:
-        return None
-
-    def by_group(self) -> dict[str, int]:
-        """EVENT frames received per Group (short names)."""
-        out: dict[str, int] = {}
-        for f in self.frames:
-            if f["frameType"] == "EVENT" and f["event"].get("groupId"):
-                short = f["event"]["groupId"].rsplit(":", 1)[-1]
-                out[short] = out.get(short, 0) + 1
-        return out
-
-
-def drive(
-    bus: DeliveryBus, events: Sequence[dict[str, Any]], *, start: int = T0, chunk: int = 3
-) -> int:
-    """Publish ``events`` ``chunk`` at a time (one virtual second apart, a delivery round
-    after each), then run rounds from wake-up to wake-up until every session has acknowledged
-    everything; returns the virtual time reached."""
-    now = start
-    for i in range(0, len(events), chunk):
-        bus.publish(copy.deepcopy(list(events[i : i + chunk])), now)
-        bus.pump(now)
-        now += SECOND
-    for _ in range(100_000):
-        bus.pump(now)
-        if bus.settled():
-            return now
-        later = bus.next_wakeup(now)
-        if later is None:
-            break
-        now = later
-    raise RuntimeError("the bus did not settle")
-
-
-def projections(state: AuthorityState) -> dict[str, list[str]]:
-    """Every projection row of ``state``, order-free (to compare two replicas)."""
-    rows = projection_rows(state)
-    return {
-        t: sorted(json.dumps(r, sort_keys=True, default=str) for r in v) for t, v in rows.items()
-    }
-
-
-def schema_verdict(frame: dict[str, Any]) -> str:
-    """``valid`` or the section-19 error of ``websocket-frame.schema.json`` (our validators)."""
-    try:
-        validate(frames.FRAME_SCHEMA, frame)
-    except ProtocolError as error:
-        return f"{error.code.value}: {error.explanation}"
-    return "valid"
-
-
-class _Html:
-    def __init__(self, html: str) -> None:
-        self.html = html
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-
-def frame_html(*shown: dict[str, Any], limit: int = 1200) -> _Html:
+def frame_html(*shown: dict[str, Any], limit: int = 1200) -> Html:
     """Frames as documents, each with its verdict against the official websocket-frame
     schema (long members shortened for reading; the verdict is for the whole frame)."""
     boxes = []
@@ -216,7 +119,7 @@ def frame_html(*shown: dict[str, Any], limit: int = 1200) -> _Html:
             f"<b>{escape(frame.get('frameType', '?'))}</b> — websocket-frame.schema.json: "
             f"<b>{escape(verdict)}</b><pre>{escape(text)}</pre></div>"
         )
-    return _Html(f'{STYLE}<div class="mwp">{"".join(boxes)}</div>')
+    return Html(f'{STYLE}<div class="mwp">{"".join(boxes)}</div>')
 
 
 def _short(value: Any) -> Any:
