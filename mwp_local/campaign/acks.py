@@ -6,6 +6,11 @@ before it returns, and write-behind is turned off for that log), one line naming
 and its outcome is written with ``write``. A Command is acknowledged to its client only at that
 point, so every acknowledged Command must be in the log however the process dies afterwards;
 the invariant ``acknowledged_present`` checks it.
+
+With ``write_behind=True`` write-behind stays on: ``submit`` returns once the outcome is staged,
+and each line also says ``"write_behind": N``, the store's ``max_staged``: however the process
+dies, at most N such acknowledged Commands may be missing from the log
+(``docs/durability.md``), which ``acknowledged_present`` checks as well.
 The line is written by one ``write`` call; the reader ignores a torn last line.
 """
 
@@ -23,7 +28,7 @@ from ..store.group_log import GroupLog
 PREFIX = "ACK "
 
 
-def ack_record(outcome: Any) -> dict[str, str] | None:
+def ack_record(outcome: Any) -> dict[str, Any] | None:
     """What to acknowledge for one outcome (None when it names no actor and Action ID)."""
     if isinstance(outcome, Accepted) and outcome.receipt is not None:
         receipt = outcome.receipt
@@ -35,15 +40,23 @@ def ack_record(outcome: Any) -> dict[str, str] | None:
     return None
 
 
-def record_acknowledgements(log: GroupLog, write: Callable[[str], None]) -> None:
-    """From now on, write ``ACK {json}`` for every Command ``log.submit`` has committed."""
+def record_acknowledgements(
+    log: GroupLog, write: Callable[[str], None], *, write_behind: bool = False
+) -> None:
+    """From now on, write ``ACK {json}`` for every Command ``log.submit`` has committed (with
+    ``write_behind``: staged, within the store's bound)."""
     original = log.submit
     lock = threading.Lock()
-    log.allow_write_behind = False  # an acknowledgement promises durability: no staging
+    bound = getattr(log.store, "max_staged", None) if write_behind else None
+    # An acknowledgement promises durability: no staging, unless a bound is promised instead
+    # (a store without ``max_staged`` commits at once anyway).
+    log.allow_write_behind = bound is not None
 
     def submit(data: bytes | str, now: Timestamp) -> Any:
-        outcome = original(data, now)  # returns only after the durable commit
+        outcome = original(data, now)  # returns only after the commit (or staging)
         record = ack_record(outcome)
+        if record is not None and bound is not None:
+            record["write_behind"] = getattr(log.store, "max_staged", bound)
         if record is not None:
             line = PREFIX + json.dumps(record, sort_keys=True) + "\n"
             with lock:

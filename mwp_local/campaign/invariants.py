@@ -196,18 +196,27 @@ def _external(view: LogView, tally: Tally) -> None:
 
 @invariant(
     "acknowledged_present",
-    "every Command acknowledged to a client (after its commit returned) is in the log: its "
-    "receipt if it was accepted, its rejection if it was refused",
+    "every Command acknowledged to a client after its commit returned is in the log (its "
+    "receipt if it was accepted, its rejection if it was refused); of those acknowledged under "
+    "write-behind with a bound of N, at most N are missing",
 )
 def _acks(view: LogView, tally: Tally) -> None:
     if view.acks is None:
         return
     rejected = {(r.actor_id, r.action_id) for r in view.rejections}
+    missing = 0
     for ack in view.acks:
         key = (ack["actor"], ack["action"])
         where = view.commands if ack["outcome"] == "accepted" else rejected
+        bound = ack.get("write_behind")
+        what = f"{ack['outcome']} Command {ack['action']} of {ack['actor']}"
+        if bound is None:
+            tally.check(key in where, f"{what} was acknowledged but is not in the log")
+            continue
+        present = key in where
+        missing += not present
         tally.check(
-            key in where,
-            f"{ack['outcome']} Command {ack['action']} of {ack['actor']} was acknowledged but "
-            "is not in the log",
+            present or missing <= bound,
+            f"{what} was acknowledged under write-behind and is not in the log: {missing} such "
+            f"Commands are missing, more than the {bound} a crash may lose",
         )

@@ -79,7 +79,7 @@ __all__ = ["DEFAULT_CHECKPOINT_THRESHOLD", "LOG_TABLE_SCHEMAS", "SCHEMA_VERSION"
 
 #: See ``DuckDBLogStore``.
 DEFAULT_CHECKPOINT_THRESHOLD = "256MB"
-#: See ``DuckDBLogStore.stage``: at most this many acknowledged batches wait in memory.
+#: See ``DuckDBLogStore.stage``: at most this many acknowledged Commands wait in memory.
 DEFAULT_MAX_STAGED = 256
 
 _FETCH_ROWS = 4096
@@ -122,9 +122,10 @@ class DuckDBLogStore:
         #: Re-entrant: ``close`` holds it while a failed final write re-reads the head.
         self._cursor_lock = threading.RLock()
         self._closed = False
-        #: Flush as soon as this many batches are staged (see ``stage``).
+        #: At most this many staged Commands wait once ``stage`` returns (see ``stage``).
         self.max_staged = max_staged
         self._staged: list[Staged] = []
+        self._staged_commands = 0
         self._staged_receipts: set[tuple[str, str]] = set()
         #: Called (write lock held) before each write of log rows; see the module docstring.
         self.before_write: Callable[[], None] | None = None
@@ -234,14 +235,18 @@ class DuckDBLogStore:
         changes nothing), then queue it instead of writing it now.
 
         The queue is written in one transaction by ``flush``, the next ``commit``, any read,
-        ``close``, and as soon as ``max_staged`` batches (not Commands) wait. Only for a driver
-        that acknowledges before durability; what a crash loses: ``docs/durability.md``.
+        ``close``, and by this call, before it returns, when more than ``max_staged`` Commands
+        would wait otherwise. So once ``stage`` returns, at most ``max_staged`` Commands (those
+        of receipts and rejections; a batch with neither, timer Events alone, counts as one) wait
+        unwritten, whatever the number of batches holding them; a driver that acknowledges a
+        batch once it is staged has at most that many acknowledged Commands not yet durable
+        (``docs/durability.md``).
         """
         check_batch_types(batch)
         with self._write_lock:
             self._writable()
             self._stage(batch)
-            if len(self._staged) >= self.max_staged:
+            if self._staged_commands > self.max_staged:
                 self._flush()
 
     def flush(self) -> None:
@@ -257,6 +262,11 @@ class DuckDBLogStore:
         """How many batches wait for the next flush."""
         return len(self._staged)
 
+    @property
+    def staged_commands(self) -> int:
+        """How many Commands the waiting batches hold (what ``max_staged`` bounds)."""
+        return self._staged_commands
+
     def _stage(self, batch: Batch) -> None:
         self._check_healthy()
         plan = plan_events(batch.events, head=self._head, last_sequence=self._last_sequence)
@@ -270,6 +280,7 @@ class DuckDBLogStore:
             Staged(batch, plan, changes, self._receipt_position + 1, self._rejection_position + 1)
         )
         self._staged_receipts.update((r.actor_id, r.action_id) for r in batch.receipts)
+        self._staged_commands += max(1, len(batch.receipts) + len(batch.rejections))
         self._head = plan.head
         self._sequences.update(plan.last_sequences)
         self._receipt_position += len(batch.receipts)
@@ -281,6 +292,7 @@ class DuckDBLogStore:
         is lost and the store refuses further use (``LogStoreError``)."""
         staged, self._staged = self._staged, []
         self._staged_receipts = set()
+        self._staged_commands = 0
         if not staged:
             return
         writer = self._writable()

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +21,8 @@ from mwp_local.campaign.checker import check_directory
 from mwp_local.cli import main as cli
 from mwp_local.store.sandbox_dir import open_directory
 
+from ..kill9 import run_and_kill
+
 REPO = Path(__file__).resolve().parents[2]
 MISSION = REPO / "sample_missions" / "campaign.toml"
 TRIALS = int(os.environ.get("MWP_KILL_TRIALS", "20"))
@@ -31,49 +31,9 @@ TRIALS = int(os.environ.get("MWP_KILL_TRIALS", "20"))
 def _run_and_kill(directory: Path, seed: int, after_acks: int, log: Path) -> tuple[list[str], bool]:
     """Start the run, SIGKILL it after ``after_acks`` acknowledgements; return its output lines
     and whether it was killed (False if it finished first)."""
-    with log.open("w") as stderr:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mwp_local.cli",
-                "run",
-                str(MISSION),
-                "--dir",
-                str(directory),
-                "--mode",
-                "threads",
-                "--seed",
-                str(seed),
-                "--scale",
-                "2400",
-                "--print-acks",
-            ],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
-        killed = False
-        lines: list[str] = []
-        try:
-            assert proc.stdout is not None
-            acks = 0
-            for line in proc.stdout:
-                lines.append(line)
-                acks += line.startswith("ACK ")
-                if acks >= after_acks:
-                    os.kill(proc.pid, signal.SIGKILL)
-                    killed = True
-                    break
-            lines += proc.stdout.read().splitlines(keepends=True)  # what it wrote before dying
-        finally:
-            if proc.poll() is None and not killed:
-                os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-    return lines, killed
+    argv = [sys.executable, "-m", "mwp_local.cli", "run", str(MISSION), "--dir", str(directory)]
+    argv += ["--mode", "threads", "--seed", str(seed), "--scale", "2400", "--print-acks"]
+    return run_and_kill(argv, after_acks, log)
 
 
 @pytest.mark.slow

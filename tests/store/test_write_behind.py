@@ -90,12 +90,31 @@ def test_reads_and_max_staged_write_the_queue(tmp_path: Path) -> None:
         assert len(store.rejections()) == 0 and store.staged == 0  # a read flushed
         for _ in range(3):
             store.stage(factory.batch(1))
-        assert store.staged == 0  # the third one reached max_staged
+        assert store.staged_commands == 3  # at the bound: they may wait
+        store.stage(factory.batch(1))
+        assert store.staged == 0  # a fourth Command would have passed it: all were written
         store.stage(factory.batch(1))
         store.commit(factory.batch(1))  # a commit takes the queue with it
-        assert store.staged == 0 and store.event_count() == 7
+        assert store.staged == 0 and store.event_count() == 8
     with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
-        assert [e.position for e in reopened.entries()] == list(range(1, 8))
+        assert [e.position for e in reopened.entries()] == list(range(1, 9))
+
+
+def test_max_staged_counts_commands_not_batches(tmp_path: Path) -> None:
+    """One group-commit batch holds every Command decided while the previous one was written
+    (threads mode): the bound is in Commands, so a crash never loses more than ``max_staged``
+    acknowledged ones however they were grouped."""
+    factory = LogFactory()
+    with DuckDBLogStore(tmp_path / "log.duckdb", max_staged=4) as store:
+        store.stage(factory.batch(1, rejections=2))  # a receipt and two rejections: 3 Commands
+        assert (store.staged, store.staged_commands) == (1, 3)
+        store.stage(factory.batch(1, receipt=False))  # timer Events alone count as one
+        assert (store.staged, store.staged_commands) == (2, 4)
+        store.stage(factory.batch(2))  # 5 > 4: written before stage returns
+        assert (store.staged, store.staged_commands, store.event_count()) == (0, 0, 4)
+        store.stage(factory.batch(1, rejections=4))  # 5 Commands in one batch: never waits
+        assert (store.staged, store.staged_commands) == (0, 0)
+        assert len(store.rejections()) == 6
 
 
 def test_a_flush_waits_for_the_flush_another_thread_is_writing(
