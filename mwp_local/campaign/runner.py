@@ -5,6 +5,13 @@ Besides the log invariants, each trial checks what only the driver knows ("trial
 every forged or stale Command was refused with its section-19 code and changed nothing in the
 log, every duplicate Command was answered from its receipt and changed nothing, and every
 restarted Worker rebuilt the queues its stored state held.
+
+A crash trial (``Schedule.crash_at_step``) records every acknowledgement in ``acks.jsonl`` as it
+is made (under write-behind, with its bound), then, after its crash step or at the end of the
+run, stops the Sandbox as ``kill -9`` would (``Sandbox.crash``: the staged tail and the Workers'
+uncommitted state are dropped) and checks the directory from its files, so that
+``acknowledged_present`` has acknowledgements to check. It writes no external-service record
+(that record lives in the process and dies with it), and the faults still pending never happen.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..agents.specs import FaultSpec, MissionFile
 from ..authority import Accepted, Rejected
@@ -28,10 +35,13 @@ from ..drivers.clock import timestamp
 from ..drivers.mission_file import load as load_mission_file
 from ..drivers.sandbox import Sandbox
 from ..protocol.jsontext import parse_strict
+from ..store.duckdb_log import DuckDBLogStore
+from ..store.sandbox_dir import LOG_FILE
+from .acks import PREFIX, record_acknowledgements
 from .checker import check_directory
 from .delivery_faults import delivery_config
 from .forgery import FORGED, STALE, Forger
-from .logdir import EXTERNAL_FILE
+from .logdir import ACKS_FILE, EXTERNAL_FILE
 from .registry import INVARIANTS, Tally
 from .schedule import FAULT_KINDS, FILE_KINDS, Fault, Schedule, make_schedule
 
@@ -63,6 +73,9 @@ class TrialResult:
     bus: dict[str, int] = field(default_factory=dict)
     #: invariant → (checks, violations, examples)
     tallies: dict[str, tuple[int, int, list[str]]] = field(default_factory=dict)
+    #: A crash trial's ``at_step``, ``acknowledged`` and ``lost`` (acknowledged Commands still
+    #: staged when it crashed); empty for a trial that closed normally.
+    crash: dict[str, int] = field(default_factory=dict)
 
     @property
     def violations(self) -> int:
@@ -115,6 +128,19 @@ class Trial:
         self.checks = {name: Tally() for name in TRIAL_CHECKS}
         self.applied: dict[str, list[int]] = {}
         self.notes: list[str] = []
+        self.crash: dict[str, int] = {}
+        self._finished = False
+        self._acks: TextIO | None = None
+        if schedule.crash_at_step is not None:
+            self._acks = (directory / ACKS_FILE).open("w", encoding="utf-8")
+            record_acknowledgements(self.sandbox.log, self._acknowledge, write_behind=True)
+
+    def _acknowledge(self, line: str) -> None:
+        """Keep one acknowledgement where a crash of this process cannot take it back."""
+        assert self._acks is not None
+        self._acks.write(line.removeprefix(PREFIX))
+        self._acks.flush()
+        self.crash["acknowledged"] = self.crash.get("acknowledged", 0) + 1
 
     def run(self, max_steps: int) -> None:
         """Run the mission, applying each step fault when its step comes (the rest at the end)."""
@@ -125,14 +151,26 @@ class Trial:
                 counts[1] += 1  # applied through the mission file
         pending = self.schedule.step_faults()
         sb = self.sandbox
+        crash_at = self.schedule.crash_at_step
         with sb.write_behind():
-            while sb.steps < max_steps:
+            while sb.steps < max_steps and (crash_at is None or sb.steps < crash_at):
                 while pending and pending[0].at_step <= sb.steps:
                     self.apply(pending.pop(0))
                 if sb.step() is None:
                     break
+            if crash_at is not None:
+                self._crash()  # inside the block: nothing staged is written on the way out
+                return
         for fault in pending:
             self.apply(fault)
+
+    def _crash(self) -> None:
+        sb = self.sandbox
+        self._finished = sb.finished() and not sb.stuck_agents()  # in memory: reads no file
+        self.crash.update(at_step=sb.steps, lost=sb.crash())
+        self.crash.setdefault("acknowledged", 0)
+        assert self._acks is not None
+        self._acks.close()
 
     def apply(self, fault: Fault) -> None:
         """Apply one step fault, if the sandbox can apply its kind yet."""
@@ -220,12 +258,18 @@ class Trial:
     def finish(self) -> TrialResult:
         """Persist the external service's record, close, check the directory."""
         sb = self.sandbox
-        with (self.directory / EXTERNAL_FILE).open("w", encoding="utf-8") as out:
-            for call in sb.external.calls:
-                out.write(json.dumps(dataclasses.asdict(call), sort_keys=True) + "\n")
-        summary = sb.summary()
         bus = bus_stats(sb)
-        sb.close()
+        if self.schedule.crash_at_step is not None:
+            finished, steps = self._finished, sb.steps
+            with DuckDBLogStore(self.directory / LOG_FILE, read_only=True) as kept:
+                events = kept.event_count()
+        else:
+            with (self.directory / EXTERNAL_FILE).open("w", encoding="utf-8") as out:
+                for call in sb.external.calls:
+                    out.write(json.dumps(dataclasses.asdict(call), sort_keys=True) + "\n")
+            summary = sb.summary()
+            finished, steps, events = summary.finished, summary.steps, summary.events
+            sb.close()
         report = check_directory(self.directory)
         tallies = {n: (t.checks, t.violations, t.examples) for n, t in report.tallies.items()}
         tallies.update({n: (t.checks, t.violations, t.examples) for n, t in self.checks.items()})
@@ -233,14 +277,15 @@ class Trial:
             seed=self.schedule.seed,
             mission=self.schedule.mission,
             directory=str(self.directory),
-            finished=summary.finished,
-            steps=summary.steps,
-            events=summary.events,
+            finished=finished,
+            steps=steps,
+            events=events,
             wall_s=0.0,
             faults=self.applied,
             notes=self.notes,
             bus=bus,
             tallies=tallies,
+            crash=self.crash,
         )
 
 

@@ -6,6 +6,11 @@ with a kind, the step (or simulated second) it happens at, and its parameters. T
 always gives the same schedule. Each kind says how it is applied (``FAULT_KINDS``); kinds whose
 mechanism does not exist yet are still scheduled, so that the schedule of a seed does not change
 when they arrive, and the runner reports them as not applied.
+
+A quarter of the trials also end in a crash of the whole process (``crash_at_step``, drawn from
+its own seeded stream so that the faults of a seed stay what they were): the runner records
+every acknowledgement, then stops the Sandbox as ``kill -9`` would and checks what the files
+kept (``runner``).
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ FAULT_KINDS: dict[str, FaultKind] = {
         FaultKind("group_outage", "the Group service is unreachable for a while (bus)", _BUS),
     )
 }
+#: The share of trials that end in a crash of the process (``Schedule.crash_at_step``).
+CRASH_SHARE = 0.25
 #: Kinds applied between steps, at a step number.
 STEP_KINDS = (
     "worker_crash",
@@ -93,6 +100,9 @@ class Schedule:
     mission: str
     worker_files: bool
     faults: tuple[Fault, ...]
+    #: The step after which the process crashes (or at the end, if the run finishes first);
+    #: None for a trial that closes normally.
+    crash_at_step: int | None = None
 
     def step_faults(self) -> list[Fault]:
         """The faults applied between steps, in order."""
@@ -152,9 +162,11 @@ def make_schedule(
                 at_s=rng.randint(0, 3600), for_s=rng.randint(30, 900), grace_s=rng.randint(0, 600)
             )
         faults.append(Fault(kind, step, params))
+    crash = random.Random(f"mwp-campaign-crash:{seed}")
     return Schedule(
         seed=seed,
         mission=mission,
         worker_files=rng.random() < 0.25,
         faults=tuple(sorted(faults, key=lambda f: (f.at_step, f.kind))),
+        crash_at_step=crash.randint(10, horizon) if crash.random() < CRASH_SHARE else None,
     )

@@ -69,6 +69,19 @@ def _totals(results: list[TrialResult]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _crashes(results: list[TrialResult], totals: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """What the crash trials did: how many, what they acknowledged and lost, and how many
+    checks ``acknowledged_present`` made of it."""
+    crashed = [r.crash for r in results if r.crash]
+    return {
+        "trials": len(crashed),
+        "acknowledged": sum(c["acknowledged"] for c in crashed),
+        "lost": sum(c["lost"] for c in crashed),
+        "max_lost": max((c["lost"] for c in crashed), default=0),
+        "checks": totals["acknowledged_present"]["checks"],
+    }
+
+
 def _faults(results: list[TrialResult]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for r in results:
@@ -128,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
     results = run_campaign(seeds, missions, jobs=args.jobs, keep=args.keep, progress=progress)
     wall = time.perf_counter() - started
     totals, faults = _totals(results), _faults(results)
+    crashes = _crashes(results, totals)
     violations = sum(r.violations for r in results)
     failing = [r for r in results if r.violations]
     if args.json:
@@ -140,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
                     "wall_seconds": round(wall, 2),
                     "invariants": totals,
                     "faults": faults,
+                    "crashes": crashes,
                     "bus": {
                         k: sum(r.bus.get(k, 0) for r in results)
                         for k in sorted({k for r in results for k in r.bus})
@@ -168,6 +183,14 @@ def run(args: argparse.Namespace) -> int:
         scheduled = "" if "/" in name else str(row["scheduled"])
         rows.append([shown, scheduled, str(row["applied"]), how])
     print(_table(rows))
+    if crashes["trials"]:
+        print(
+            f"\ncrashed like kill -9 (the write-behind tail dropped, the directory checked from "
+            f"its files): {crashes['trials']} trials, {crashes['acknowledged']} Commands "
+            f"acknowledged, {crashes['lost']} of them lost with the tail (at most "
+            f"{crashes['max_lost']} in one trial); acknowledged_present made "
+            f"{crashes['checks']} checks"
+        )
     bus: dict[str, int] = {}
     for r in results:
         for key, value in r.bus.items():

@@ -669,6 +669,18 @@ class Sandbox:
             return list(texts())
         return [e.document for e in self.log.store.events()]
 
+    def crash(self) -> int:
+        """Stop as ``kill -9`` would (for crash trials and tests): write nothing more, neither
+        the batches staged under write-behind nor what a Worker had not committed to its file;
+        the directory keeps what was durable (blobs already in it stay, as the operating system
+        keeps them after a killed process). Returns how many staged Commands were dropped. The
+        Sandbox is unusable afterwards; leaving a ``write_behind`` block then writes nothing."""
+        for runtime in self.runtimes:
+            runtime.close(flush=False)
+        store = self.log.store
+        assert isinstance(store, DuckDBLogStore)  # init_directory makes one
+        return store.abandon()
+
     def close(self) -> None:
         """Flush blobs and the log, then flush and close every agent's local store, then the
         log."""

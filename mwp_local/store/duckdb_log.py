@@ -534,6 +534,17 @@ class DuckDBLogStore:
                     self._writer.close()
                 self._con.close()
 
+    def abandon(self) -> int:
+        """Close the file without writing what is staged, as a crash of this process would
+        leave it (the file keeps what was committed); return how many Commands (receipts and
+        rejections) the dropped batches held. For crash trials (``campaign.runner``) and tests,
+        never for ending a run."""
+        with self._write_lock, self._cursor_lock:
+            dropped = sum(len(s.batch.receipts) + len(s.batch.rejections) for s in self._staged)
+            self._staged, self._staged_receipts, self._staged_commands = [], set(), 0
+        self.close()  # nothing staged: closing writes nothing of the queue
+        return dropped
+
     def __enter__(self) -> DuckDBLogStore:
         return self
 

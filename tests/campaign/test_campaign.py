@@ -40,8 +40,12 @@ def test_a_campaign_of_ten_seeds_finds_no_violation(capsys: pytest.CaptureFixtur
         "projections_replay",
         "external_effect_once",
         "faults_refused",
+        "acknowledged_present",
     ):
         assert result["invariants"][name]["checks"] > 0, name
+    crashes = result["crashes"]  # seeds 2, 3 and 9 crash after acknowledging
+    assert crashes["trials"] == 3 and crashes["acknowledged"] > 0
+    assert crashes["checks"] == result["invariants"]["acknowledged_present"]["checks"]
     faults = result["faults"]
     for name, kind in FAULT_KINDS.items():
         if not kind.applied and name in faults:

@@ -17,8 +17,10 @@ import duckdb
 import pytest
 
 from mwp_local.authority.records import RejectionRecord
+from mwp_local.campaign import runner
 from mwp_local.campaign.checker import check_directory
 from mwp_local.campaign.logdir import ACKS_FILE, EXTERNAL_FILE
+from mwp_local.campaign.runner import run_trial
 from mwp_local.cli import main as cli
 from mwp_local.drivers.sandbox import Sandbox
 
@@ -277,3 +279,45 @@ def test_a_log_that_cannot_be_opened_fails_the_first_check(copy: Path) -> None:
     db.close()
     report = check_directory(copy)
     assert not report.ok and report.tallies["log_opens"].violations == 1
+
+
+def test_more_write_behind_acknowledgements_missing_than_their_bound_is_caught(
+    copy: Path,
+) -> None:
+    lost = [
+        {"actor": "urn:missionweaveprotocol:agent:dev", "action": f"urn:uuid:{n}"} for n in (1, 2)
+    ]
+    for bound, violations in ((2, 0), (1, 1)):
+        acks = [{**ack, "outcome": "accepted", "write_behind": bound} for ack in lost]
+        (copy / ACKS_FILE).write_text("".join(json.dumps(ack) + "\n" for ack in acks))
+        report = check_directory(copy)
+        tally = report.tallies["acknowledged_present"]
+        assert (tally.checks, tally.violations) == (2, violations), tally.examples
+
+
+def test_a_crash_trial_checks_its_acknowledgements_and_a_broken_promise_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 3 crashes after step 10 with all ten acknowledged Commands still staged: within the
+    write-behind bound, so no violation; had they been acknowledged as durable (the planted
+    fault: the record drops the bound, so each line promises durability the log never had),
+    each of the ten is reported."""
+    mission = str(REPO / "sample_missions" / "campaign.toml")
+    honest = run_trial(3, mission, tmp_path / "honest")
+    assert honest.crash == {"at_step": 10, "acknowledged": 10, "lost": 10}
+    assert honest.tallies["acknowledged_present"][:2] == (10, 0)
+    assert honest.violations == 0
+
+    real = runner.record_acknowledgements
+
+    def promising_durability(log: Any, write: Any, *, write_behind: bool = False) -> None:
+        def durable(line: str) -> None:
+            record = json.loads(line.removeprefix("ACK "))
+            record.pop("write_behind")
+            write("ACK " + json.dumps(record) + "\n")
+
+        real(log, durable, write_behind=write_behind)
+
+    monkeypatch.setattr(runner, "record_acknowledgements", promising_durability)
+    planted = run_trial(3, mission, tmp_path / "planted")
+    assert planted.tallies["acknowledged_present"][:2] == (10, 10)

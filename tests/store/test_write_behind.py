@@ -310,3 +310,16 @@ def test_replacing_projections_writes_the_staged_batches_first(tmp_path: Path) -
         assert [r["mission_id"] for r in store.projection_rows("proj_missions")] == ["urn:m:2"]
     with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
         assert len(list(reopened.entries())) == 2
+
+
+def test_abandon_drops_the_staged_tail_as_a_crash_would(tmp_path: Path) -> None:
+    factory = LogFactory()
+    store = DuckDBLogStore(tmp_path / "log.duckdb")
+    store.commit(factory.batch(2))
+    store.stage(factory.batch(1, rejections=1))
+    store.stage(factory.batch(1, receipt=False))
+    assert store.abandon() == 2  # a receipt and a rejection; the timer batch holds no Command
+    with pytest.raises(StoreClosedError):
+        store.stage(factory.batch(1))
+    with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
+        assert reopened.event_count() == 2 and reopened.rejections() == []
