@@ -36,7 +36,7 @@ from ..protocol.tables import (
     StateTables,
 )
 from ..protocol.timestamps import Timestamp, format_utc, parse_timestamp
-from . import embedded, embedded_signatures, extensions, fences
+from . import archive, embedded, embedded_signatures, extensions, fences
 from . import leases as leases_module
 from .command import CommandView, Draft
 from .config import AuthorityConfig
@@ -359,11 +359,13 @@ class Authority:
     def admit(self, event: dict[str, Any]) -> None:
         """Fold a signed Event into the state with the checks every Event gets, whether this
         Authority just decided it or it comes from a file (``GroupLog.import_events``): each
-        Signed Document it embeds verifies by its expected signer (``embedded_signatures``),
-        the state tables allow it (``evolve``), and every document it embeds, with the WorkItem
+        Signed Document it embeds verifies by its expected signer (``embedded_signatures``), a
+        Group Snapshot it records would archive the Group as it is (``archive.attested``), the
+        state tables allow it (``evolve``), and every document it embeds, with the WorkItem
         it leaves, conforms to its schema (``embedded``). A refusal raises; the caller's
         transaction undoes whatever was folded."""
         embedded_signatures.check(event, self.state, self.identity)
+        archive.attested(event, self.state, self.identity)
         evolve(self.state, event, self.tables)
         embedded.check(event, self.state)
 

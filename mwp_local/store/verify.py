@@ -9,7 +9,8 @@ is judged against its schema (``authority.embedded``); every Signed Document an 
 Agent Card, an Artifact manifest, Evidence, an Approval, a Context Package, a Group Snapshot) is
 verified by its expected signer against the Registry as it stood
 (``authority.embedded_signatures``, the check the live Authority makes), and an Event kind this
-code cannot fold, or a critical extension it cannot interpret, is reported. Then the stored
+code cannot fold, a critical extension it cannot interpret, or a Group Snapshot that would not
+have archived its Group (``archive.attested``), is reported. Then the stored
 projections are compared with a fresh rebuild, and every receipt's Command is verified and its
 Events found. Given the sandbox's blob store, the content of every Artifact an
 ``artifact.published`` Event publishes is re-hashed (SHA-256 and BLAKE3) at the declared size
@@ -26,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..authority import AuthorityState, embedded, embedded_signatures
+from ..authority import AuthorityState, archive, embedded, embedded_signatures
 from ..authority.evolve import evolve
 from ..authority.extensions import EVENT_PROFILES, uninterpretable, unknown_event
 from ..authority.organization import Organization
@@ -187,6 +188,10 @@ def _verify_events(
             problem(f"{where}: it depends on {needs}, which this code cannot interpret (§18)")
         for at, text in embedded_signatures.problems(doc, state, identity):
             problem(f"{where}: the Signed Document at {at} is refused: {text}")
+        try:
+            archive.attested(doc, state, identity)
+        except (ProtocolError, KeyError, TypeError) as exc:
+            problem(f"{where}: the archival it records would have been refused: {exc}")
         try:
             evolve(state, doc)
         except (ReplayError, KeyError, ValueError) as exc:

@@ -215,3 +215,92 @@ def test_a_gap_in_a_group_sequence_is_refused(source: World, target: GroupLog) -
     events = [*source.events[:at], *source.events[at + 1 :]]
     error = _refused(target, events, "PROTOCOL_VIOLATION")
     assert error.line == at + 1 and "sequence 4" in error.explanation
+
+
+def _archived(tmp_path: Path) -> World:
+    from mwp_local.authority.archive import unsigned_snapshot
+
+    w = mission_world("in-memory", tmp_path)
+    w.ok("mission-owner", "mission.cancel", {"reason": "no longer needed"})
+    service = w.org.get("control-plane")
+    ids = [e["eventId"] for e in w.events if e.get("groupId") == GROUP]
+    snapshot = unsigned_snapshot(
+        w.state,
+        GROUP,
+        ids,
+        organization_id=w.org.organization_id,
+        created_by=service.actor,
+        created_at=w.at(0),
+    )
+    w.ok(
+        "control-plane",
+        "ext.missionweaveprotocol.core.group_archive",
+        {"snapshot": w.org.sign("group-snapshot", service, snapshot)},
+    )
+    return w
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a payload without a snapshot", "a final state the log does not build", "a wrong state hash"],
+)
+def test_a_recorded_snapshot_the_archival_would_have_refused_is_refused(
+    tmp_path: Path, change: str
+) -> None:
+    """``group.snapshot.created`` is re-checked as its archival Command was: its snapshot
+    verifies, is final and linked to the Group's history, and the final state is the Group's."""
+    w = _archived(tmp_path)
+    at = next(i for i, e in enumerate(w.events) if e["kind"] == "group.snapshot.created")
+    event = w.events[at]
+    payload = copy.deepcopy(event["payload"])
+    if change == "a payload without a snapshot":
+        payload = {"x": 1}
+        code = "SCHEMA_VALIDATION_FAILED"
+    elif change == "a final state the log does not build":
+        payload["finalState"]["throughSequence"] = 1
+        code = "INVALID_COMMAND"
+    else:
+        snapshot = {k: v for k, v in payload["snapshot"].items() if k != "signature"}
+        snapshot["stateHash"] = "sha256:" + "0" * 64
+        payload["snapshot"] = w.org.sign("group-snapshot", "control-plane", snapshot)
+        code = "INVALID_COMMAND"
+    forged = _forged(w, event, payload=payload)
+    log = GroupLog(w.org, DuckDBLogStore(tmp_path / "target.duckdb"))
+    try:
+        assert log.import_events(_lines(w.events)).records  # the genuine archival imports
+        log.store.close()
+        (tmp_path / "target.duckdb").unlink()
+        log = GroupLog(w.org, DuckDBLogStore(tmp_path / "target.duckdb"))
+        error = _refused(log, [*w.events[:at], forged, *w.events[at + 1 :]], code)
+        assert error.line == at + 1 and error.kind == "group.snapshot.created"
+    finally:
+        log.store.close()
+
+
+def test_verify_log_reports_a_stored_snapshot_the_archival_would_have_refused(
+    tmp_path: Path,
+) -> None:
+    """A log written without the checks (straight into the store) holding a re-signed
+    ``group.snapshot.created`` whose state hash is wrong: verify-log names the Event and why."""
+    from mwp_local.authority.pipeline import event_record
+    from mwp_local.store.records import Batch
+
+    w = _archived(tmp_path)
+    at = next(i for i, e in enumerate(w.events) if e["kind"] == "group.snapshot.created")
+    event = w.events[at]
+    payload = copy.deepcopy(event["payload"])
+    snapshot = {k: v for k, v in payload["snapshot"].items() if k != "signature"}
+    snapshot["stateHash"] = "sha256:" + "0" * 64
+    payload["snapshot"] = w.org.sign("group-snapshot", "control-plane", snapshot)
+    events = [*w.events[:at], _forged(w, event, payload=payload), *w.events[at + 1 :]]
+    store = DuckDBLogStore(tmp_path / "written.duckdb")
+    try:
+        store.commit(Batch(events=tuple(event_record(e, None, None) for e in events)))
+        report = verify_log(w.org, store)
+    finally:
+        store.close()
+    expected = (
+        f"position {at + 1} (group.snapshot.created, {event['eventId']}): the archival it "
+        "records would have been refused: INVALID_COMMAND: The snapshot's stateHash"
+    )
+    assert any(p.startswith(expected) for p in report.problems), report.problems
