@@ -164,13 +164,25 @@ def unpinned(kind: str, mission: Mapping[str, Any]) -> ProtocolError | None:
 
 def unknown_event(kind: str) -> ProtocolError | None:
     """The refusal of an Event of ``kind`` taken in from elsewhere that this code cannot fold
-    (None when it can): the split ``unknown_kind`` makes for Commands. A kind of a vocabulary
-    this code knows completely that is not one of its kinds records no transition at all
-    (``PROTOCOL_VIOLATION``); a kind of any other Extension Profile records a transition this
-    code cannot interpret (``UNKNOWN_CRITICAL_EXTENSION``). Either way nothing is folded: an
-    Event taken in as a no-op would claim a history nobody checked."""
+    (None when it can): the split ``unknown_kind`` makes for Commands. A kind of the protocol
+    that no fold here reads (one this sandbox never appends) cannot be replayed, and a kind of
+    a vocabulary this code knows completely that is not one of its kinds records no transition
+    at all (both ``PROTOCOL_VIOLATION``); a kind of any other Extension Profile records a
+    transition this code cannot interpret (``UNKNOWN_CRITICAL_EXTENSION``). Either way nothing
+    is folded: an Event taken in as a no-op would claim a history nobody checked."""
+    from .evolve import REDUCERS  # the folds, registered once the reducers are imported
+
     if kind in EVENT_KINDS:
-        return None
+        if kind in REDUCERS:
+            return None
+        return ProtocolError(
+            ErrorCode.PROTOCOL_VIOLATION,
+            f"{kind!r} is an Event kind of the protocol that this sandbox does not implement: "
+            "no Command here appends it and no fold reads it, so it cannot replay the "
+            "transition it records.",
+            details={"kind": kind},
+            rule="§15 every Event records a transition its Authority implements",
+        )
     vocabulary = _vocabulary(kind)
     if vocabulary is not None:
         return ProtocolError(

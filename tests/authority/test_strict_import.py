@@ -161,8 +161,9 @@ def test_an_archival_with_a_payload_the_authority_never_writes_is_refused(
         ("ext.example.thing.happened", "UNKNOWN_CRITICAL_EXTENSION"),
         ("ext.missionweaveprotocol.core.bogus", "PROTOCOL_VIOLATION"),
         ("ext.mwp-local.sandbox.bogus", "PROTOCOL_VIOLATION"),
+        ("mission.follow_up.created", "PROTOCOL_VIOLATION"),
     ],
-    ids=["another profile", "the reference core", "the sandbox profile"],
+    ids=["another profile", "the reference core", "the sandbox profile", "a core kind not folded"],
 )
 def test_a_kind_this_code_cannot_fold_is_refused_by_name(
     source: World, target: GroupLog, kind: str, code: str
