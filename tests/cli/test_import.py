@@ -153,3 +153,46 @@ def test_a_tampered_agent_card_is_refused_on_import_and_reported_by_verify_log(
         "urn:uuid:00000000-0000-4000-8000-0000000000c2): the Signed Document at payload/agentCard "
         "is refused: AUTH_INVALID_SIGNATURE"
     ) in out
+
+
+def test_a_run_of_another_organization_imports_into_a_sandbox_made_like_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The path of notebook 08: a sandbox of one Organization (here one named for its seed's
+    mission, as a run's is) exported. Into a bootstrapped sandbox of another Organization the
+    export is refused (its Agent Cards are of another Organization: the live Authority refuses
+    them); into ``init --like`` it imports whole and verifies."""
+    source = tmp_path / "run"
+    other_org = "urn:mwp-local:organization:learn-run"
+    assert (
+        main(["init", str(source), "--seed", "1", "--organization", other_org, "--now", NOW]) == 0
+    )
+    signed = _sign(source, "mission-owner", _create(tmp_path / "create.json"), capsys)
+    assert main(["submit", str(source), str(signed), "--now", LATER]) == 0
+    jsonl = tmp_path / "events.jsonl"
+    assert main(["export", str(source), "--jsonl", str(jsonl)]) == 0
+    default = tmp_path / "default"
+    assert main(["init", str(default), "--seed", "1", "--now", NOW]) == 0
+    before = _contents(default)
+    capsys.readouterr()
+    assert main(["import", str(default), str(jsonl)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REJECTED (nothing imported) INVALID_COMMAND: line 1 (Event ")
+    assert f"belongs to Organization {other_org}, not to urn:mwp-local:organization:seed-1" in out
+    assert _contents(default) == before
+    like = tmp_path / "like"
+    assert main(["init", str(like), "--like", str(source)]) == 0
+    assert "with an empty log" in capsys.readouterr().out
+    assert _contents(like)[0][0] == []
+    assert main(["import", str(like), str(jsonl)]) == 0
+    assert main(["verify-log", str(like)]) == 0
+    assert _contents(like)[0][0] == _contents(source)[0][0]
+    assert (like / "organization.json").read_text() == (source / "organization.json").read_text()
+
+
+def test_init_like_refuses_the_options_it_takes_from_the_other_sandbox(
+    sandbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", str(tmp_path / "x"), "--like", str(sandbox), "--seed", "3"]) == 2
+    assert "leave out --seed" in capsys.readouterr().err
+    assert not (tmp_path / "x" / "organization.json").exists()
