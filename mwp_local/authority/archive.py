@@ -21,16 +21,17 @@ archival service signs (the Event IDs come from the log the service reads). Pure
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..protocol.documents.kinds import EventKind
 from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.hashing import sha256_id
 from ..protocol.ids import derived_uuid
 from ..protocol.jcs import canonicalize
 from ..protocol.signing import profile_for, verify_parsed
 from .command import CommandView
-from .context import Context, invalid, payload_field
+from .context import Context, Identity, invalid, payload_field
 from .model import GroupRecord, event_ids_digest
 from .state import AuthorityState
 
@@ -161,13 +162,40 @@ def _stale(explanation: str, **details: Any) -> ProtocolError:
 
 
 def checked_snapshot(ctx: Context, cmd: CommandView, group: GroupRecord) -> dict[str, Any]:
-    """The Command's signed Group Snapshot, once it verifies, was created by an authorized
-    archival service, and is final and linked to the Group's history as this Authority holds
-    it; otherwise the section-19 error that refuses the archival."""
+    """The Command's signed Group Snapshot, once ``check_snapshot`` passes; otherwise the
+    section-19 error that refuses the archival."""
     snapshot = payload_field(cmd, "snapshot", dict)
-    verified = verify_parsed(profile_for(SNAPSHOT_PROFILE), snapshot, ctx.state.registry)
+    check_snapshot(ctx.state, ctx.identity, group, snapshot)
+    return dict(snapshot)
+
+
+def attested(event: Mapping[str, Any], state: AuthorityState, identity: Identity) -> None:
+    """Refuse a ``group.snapshot.created`` Event (before it is folded) whose snapshot would not
+    have archived the Group as ``state`` holds it (``check_snapshot``), or whose final state is
+    not the Group's: what the archival Command was checked for, re-checked from the log alone
+    (``Authority.admit``, so an imported archival gets it too)."""
+    if event.get("kind") != EventKind.GROUP_SNAPSHOT_CREATED:
+        return
+    group = state.groups.get(event.get("groupId") or "")
+    payload = event["payload"]
+    if group is None:
+        return  # the state tables refuse an Event of an unknown Group
+    check_snapshot(state, identity, group, payload["snapshot"])
+    if canonicalize(payload["finalState"]) != canonicalize(final_state(state, group.group_id)):
+        raise _stale(
+            "The Event's finalState is not the Group's final state (Mission, decisions, "
+            "Approvals, WorkItems, Artifact references) as the log builds it."
+        )
+
+
+def check_snapshot(
+    state: AuthorityState, identity: Identity, group: GroupRecord, snapshot: Any
+) -> None:
+    """Refuse a Group Snapshot unless it verifies, was created by an authorized archival
+    service, and is final and linked to ``group``'s history as ``state`` holds it."""
+    verified = verify_parsed(profile_for(SNAPSHOT_PROFILE), snapshot, state.registry)
     creator = verified.principal
-    if creator.type != "service" or creator.id not in ctx.identity.control_services:
+    if creator.type != "service" or creator.id not in identity.control_services:
         raise ProtocolError(
             ErrorCode.AUTH_FORBIDDEN,
             f"The snapshot was signed by {creator.id}, which is not an archival service of this "
@@ -195,7 +223,7 @@ def checked_snapshot(ctx: Context, cmd: CommandView, group: GroupRecord) -> dict
             f"The snapshot's eventIds are not the IDs of this Group's Events 1..{through} in "
             "order: it is not linked to the history it would close."
         )
-    expected = sha256_id(canonicalize(final_state(ctx.state, group.group_id)))
+    expected = sha256_id(canonicalize(final_state(state, group.group_id)))
     if snapshot["stateHash"] != expected:
         raise _stale(
             f"The snapshot's stateHash is {snapshot['stateHash']}, but the Group's final state "
@@ -205,9 +233,9 @@ def checked_snapshot(ctx: Context, cmd: CommandView, group: GroupRecord) -> dict
             expected=expected,
         )
     entries = policy_log(
-        ctx.state,
+        state,
         group.group_id,
-        organization_id=ctx.identity.organization_id,
+        organization_id=identity.organization_id,
         actor=snapshot["createdBy"],
         occurred_at=snapshot["createdAt"],
     )
@@ -216,7 +244,13 @@ def checked_snapshot(ctx: Context, cmd: CommandView, group: GroupRecord) -> dict
             "The snapshot's policyLog is not the Group's policy log (the Mission's outcome, "
             "its budget at the end, the archival): its linkage does not validate."
         )
-    return dict(snapshot)
 
 
-__all__ = ["checked_snapshot", "final_state", "policy_log", "unsigned_snapshot"]
+__all__ = [
+    "attested",
+    "check_snapshot",
+    "checked_snapshot",
+    "final_state",
+    "policy_log",
+    "unsigned_snapshot",
+]

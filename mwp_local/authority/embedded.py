@@ -48,12 +48,15 @@ _CHILD_EXEMPT = frozenset({("owner",), ("selectionBasis",), ("submission",)})
 CONTEXT_PACKAGE_PART = "urn:mwp-local:schema:context-package"
 
 
-def documents_of(event: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
-    """``(where, schema, document)`` for every document ``event`` embeds."""
+def documents_of(
+    event: Mapping[str, Any], members: Mapping[str, str] = EMBEDDED
+) -> Iterator[tuple[str, str, Any]]:
+    """``(where, schema, document)`` for every document ``event`` embeds under one of
+    ``members`` (payload member → schema), and every Context Package a Message part carries."""
     payload = event.get("payload")
     if not isinstance(payload, Mapping):
         return
-    for member, schema in EMBEDDED.items():
+    for member, schema in members.items():
         value = payload.get(member)
         if value is None:
             continue

@@ -26,8 +26,8 @@ taking the reference's names is answered with the name to use). A kind of any ot
 ``ext.<organization>.<profile>`` namespace belongs to an Extension Profile this Authority does
 not implement and no Group here pins: the transition depends on it and cannot be interpreted,
 so it is ``UNKNOWN_CRITICAL_EXTENSION`` (§18: refuse a transition that depends on an unknown
-critical profile). ``unknown_event_kind`` applies the same split to imported Events: an Event of
-a known namespace whose kind this code does not know cannot be folded faithfully.
+critical profile). ``unknown_event`` applies the same split to imported Events: an Event whose
+kind this code does not know cannot be folded faithfully, whatever its namespace.
 Pure code: no I/O, no state.
 """
 
@@ -162,15 +162,43 @@ def unpinned(kind: str, mission: Mapping[str, Any]) -> ProtocolError | None:
     )
 
 
-def unknown_event_kind(kind: str) -> str | None:
-    """Why an Event of ``kind`` cannot be taken in (None when it can): its kind is in a
-    vocabulary this code knows completely, yet not one of its kinds."""
+def unknown_event(kind: str) -> ProtocolError | None:
+    """The refusal of an Event of ``kind`` taken in from elsewhere that this code cannot fold
+    (None when it can): the split ``unknown_kind`` makes for Commands. A kind of the protocol
+    that no fold here reads (one this sandbox never appends) cannot be replayed, and a kind of
+    a vocabulary this code knows completely that is not one of its kinds records no transition
+    at all (both ``PROTOCOL_VIOLATION``); a kind of any other Extension Profile records a
+    transition this code cannot interpret (``UNKNOWN_CRITICAL_EXTENSION``). Either way nothing
+    is folded: an Event taken in as a no-op would claim a history nobody checked."""
+    from .evolve import REDUCERS  # the folds, registered once the reducers are imported
+
     if kind in EVENT_KINDS:
-        return None
+        if kind in REDUCERS:
+            return None
+        return ProtocolError(
+            ErrorCode.PROTOCOL_VIOLATION,
+            f"{kind!r} is an Event kind of the protocol that this sandbox does not implement: "
+            "no Command here appends it and no fold reads it, so it cannot replay the "
+            "transition it records.",
+            details={"kind": kind},
+            rule="§15 every Event records a transition its Authority implements",
+        )
     vocabulary = _vocabulary(kind)
-    if vocabulary is None:
-        return None
-    return f"{kind!r} is not an Event kind of {vocabulary}.{_former(kind)}"
+    if vocabulary is not None:
+        return ProtocolError(
+            ErrorCode.PROTOCOL_VIOLATION,
+            f"{kind!r} is not an Event kind of {vocabulary}, so it records no transition this "
+            f"sandbox could replay.{_former(kind)}",
+            details={"kind": kind},
+            rule="§15 every Event records a transition of its vocabulary",
+        )
+    return ProtocolError(
+        ErrorCode.UNKNOWN_CRITICAL_EXTENSION,
+        f"{kind!r} belongs to an Extension Profile this sandbox does not implement, so it "
+        "cannot interpret the transition the Event records, nor replay it.",
+        details={"kind": kind},
+        rule=_RULE,
+    )
 
 
 def _critical(
@@ -214,7 +242,7 @@ __all__ = [
     "profile_of",
     "refuse",
     "uninterpretable",
-    "unknown_event_kind",
+    "unknown_event",
     "unknown_kind",
     "unpinned",
 ]

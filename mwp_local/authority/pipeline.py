@@ -36,7 +36,7 @@ from ..protocol.tables import (
     StateTables,
 )
 from ..protocol.timestamps import Timestamp, format_utc, parse_timestamp
-from . import embedded, extensions, fences
+from . import archive, embedded, embedded_signatures, extensions, fences
 from . import leases as leases_module
 from .command import CommandView, Draft
 from .config import AuthorityConfig
@@ -353,9 +353,21 @@ class Authority:
     ) -> tuple[dict[str, Any], EventRecord]:
         doc = self._event_document(draft, cmd, now)
         signed = sign_document("event", doc, self.key_pair, self.identity.authority_key_id)
-        evolve(self.state, signed, self.tables)
-        embedded.check(signed, self.state)  # the transaction undoes the fold if it refuses
+        self.admit(signed)
         return signed, event_record(signed, draft.from_state, draft.to_state)
+
+    def admit(self, event: dict[str, Any]) -> None:
+        """Fold a signed Event into the state with the checks every Event gets, whether this
+        Authority just decided it or it comes from a file (``GroupLog.import_events``): each
+        Signed Document it embeds verifies by its expected signer (``embedded_signatures``), a
+        Group Snapshot it records would archive the Group as it is (``archive.attested``), the
+        state tables allow it (``evolve``), and every document it embeds, with the WorkItem
+        it leaves, conforms to its schema (``embedded``). A refusal raises; the caller's
+        transaction undoes whatever was folded."""
+        embedded_signatures.check(event, self.state, self.identity)
+        archive.attested(event, self.state, self.identity)
+        evolve(self.state, event, self.tables)
+        embedded.check(event, self.state)
 
     def _event_document(
         self, draft: Draft, cmd: CommandView | None, now: Timestamp

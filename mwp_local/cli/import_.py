@@ -1,7 +1,9 @@
-"""``mwp-local import DIR FILE.jsonl``: ingest signed Events, verified and audited.
+"""``mwp-local import DIR FILE.jsonl``: ingest signed Events, as strictly as the live Authority.
 
-Every Event is verified (signature, trusted acceptance) and replayed through the state tables
-before anything is written; one bad line rejects the whole file and leaves the log untouched.
+Every Event gets the checks the live Group Authority applies to an Event it appends (its
+signature, the Signed Documents it embeds, its kind, its sequence, the state tables, the schemas
+of what it embeds; ``store.log_import``) before anything is written; one bad line refuses the
+whole file, named by its line, Event ID and kind, and leaves the log and projections untouched.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import, or explain why nothing was imported."""
-    lines = [line for line in args.file.read_bytes().splitlines() if line.strip()]
+    lines = args.file.read_bytes().splitlines()  # blank lines too: refusals name file lines
     log = open_directory(args.dir)
     try:
-        count = log.import_events(lines)
+        admitted = log.import_events(lines)
     except ProtocolError as exc:
         print(f"REJECTED (nothing imported) {exc.code.value}: {exc.explanation}")
         return 1
@@ -36,5 +38,15 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         log.store.close()
-    print(f"Imported {count} Events; they verify and replay through the state tables")
+    held = admitted.already_held
+    skipped = (
+        f" (the file's first {held} lines are this log's own Events, already held, and were "
+        "skipped)"
+        if held
+        else ""
+    )
+    print(
+        f"Imported {len(admitted.records)} Events{skipped}; they verify and replay through the "
+        "state tables as the live Authority's would"
+    )
     return 0

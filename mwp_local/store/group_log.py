@@ -31,6 +31,7 @@ from ..protocol.signing import profile_for, verify_parsed
 from ..protocol.tables import PROTOCOL_TABLES, StateTables
 from ..protocol.timestamps import Timestamp
 from .base import LogStore, LogStoreError
+from .log_import import Admitted, admit_lines
 from .projection_rows import projection_rows
 from .records import Batch, ProjectionDelta
 
@@ -279,73 +280,37 @@ class GroupLog:
             projections=delta_from_rows(projection_rows(self.authority.state, touched)),
         )
 
-    def import_events(self, documents: Sequence[bytes | str]) -> int:
-        """Ingest signed Events from elsewhere: verify each signature against the Registry as it
-        stands, require acceptance by a trusted Organization service, refuse one whose kind this
-        code should know but does not, or that depends on a critical extension it cannot
-        interpret (``authority.extensions``), replay each
-        through ``evolve`` (auditing it against the state tables), then commit them all in one
-        transaction. Any failure rejects the whole import and changes nothing."""
-        from ..authority.extensions import EVENT_PROFILES, uninterpretable, unknown_event_kind
-        from ..authority.pipeline import event_record
-        from ..protocol.signing import profile_for, verify_parsed
+    def import_events(self, documents: Sequence[bytes | str]) -> Admitted:
+        """Ingest signed Events from elsewhere, one per line, with every check the live
+        Authority applies to an Event it appends (``log_import``: duplicates, the Event's
+        signature and trusted acceptance, its kind and critical extensions, its sequence, then
+        ``Authority.admit``), then commit them all in one transaction; return how many were
+        appended (a leading copy of the log's own Events is skipped, see ``log_import``). Any
+        failure raises ``ImportRefused`` and changes nothing: not the log, not the projections,
+        not the Authority's state."""
 
-        trusted = self.authority.identity.control_services
         with self._commit_lock, self._lock:
             if self._open is not None:
                 raise RuntimeError("import_events needs an idle log (Commands are in flight)")
             state = self.authority.state
+            held = [(record.event_id, record.document) for record in self.store.events()]
             state.begin_batch()
-            records = []
             try:
-                for index, data in enumerate(documents, start=1):
-                    doc = parse_strict(data)
-                    verified = verify_parsed(profile_for("event"), doc, state.registry)
-                    if verified.principal.id not in trusted:
-                        raise ValueError(
-                            f"line {index}: accepted by {verified.principal.id}, which this "
-                            "Organization does not trust as a Group Authority"
-                        )
-                    kind = doc.get("kind")
-                    unknown = unknown_event_kind(str(kind))
-                    if unknown is not None:
-                        raise ValueError(f"line {index}: {unknown} It cannot be replayed.")
-                    needs = uninterpretable(doc, EVENT_PROFILES.get(kind, frozenset()))
-                    if needs is not None:
-                        raise ValueError(
-                            f"line {index}: the {kind} Event depends on {needs}, which this "
-                            "sandbox cannot interpret, so it cannot replay the transition (§18)"
-                        )
-                    wid = doc.get("workItemId")
-                    before = state.work_items.get(wid) if wid else None
-                    try:
-                        evolve(state, doc, self.authority.tables)
-                    except Exception as exc:
-                        raise ValueError(
-                            f"line {index}: the state tables refuse it: {exc}"
-                        ) from exc
-                    after = state.work_items.get(wid) if wid else None
-                    moved = after is not None and (before is None or before.state != after.state)
-                    records.append(
-                        event_record(
-                            doc,
-                            str(before.state) if moved and before is not None else None,
-                            str(after.state) if moved and after is not None else None,
-                        )
-                    )
+                admitted = admit_lines(self.authority, held, documents)
                 touched = state.take_touched()
-                self.store.commit(
-                    Batch(
-                        events=tuple(records),
-                        projections=delta_from_rows(projection_rows(state, touched)),
+                if admitted.records:
+                    self.store.commit(
+                        Batch(
+                            events=admitted.records,
+                            projections=delta_from_rows(projection_rows(state, touched)),
+                        )
                     )
-                )
             except BaseException:
                 state.rollback_batch()
                 state.take_touched()
                 raise
             state.commit_batch()
-            return len(records)
+            return admitted
 
     def read(self, reader: Callable[[AuthorityState], T]) -> T:
         """``reader(state)`` under the decide lock: a consistent read of the Authority's state

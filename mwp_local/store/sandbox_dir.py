@@ -74,6 +74,28 @@ def init_directory(
     org = Organization.create(
         seed, humans=humans, agents=agents or DEFAULT_AGENTS, organization_id=organization_id
     )
+    _write_organization(path, org)
+    log = GroupLog(org, DuckDBLogStore(path / LOG_FILE, external_access=sql_external_access))
+    bootstrap(log, now)
+    return log
+
+
+def init_like(path: Path, other: Path) -> GroupLog:
+    """Create a sandbox directory of the Organization of the sandbox ``other`` (its seed, its
+    Principals and keys, its Organization ID) with an empty log: the directory to
+    ``mwp-local import`` an export of ``other`` into, whose Agent Cards and Sessions come in
+    with it. (A bootstrapped ``init`` of another Organization cannot take that export in: its
+    Agent Cards are of another Organization, and the live Authority would refuse them.)"""
+    org = load_organization(other)
+    path.mkdir(parents=True, exist_ok=True)
+    if (path / ORGANIZATION_FILE).exists() or (path / LOG_FILE).exists():
+        raise FileExistsError(f"{path} already holds a sandbox")
+    _write_organization(path, org)
+    return GroupLog(org, DuckDBLogStore(path / LOG_FILE))
+
+
+def _write_organization(path: Path, org: Organization) -> None:
+    """``organization.json``, the development keys and the blob and export folders."""
     (path / ORGANIZATION_FILE).write_text(json.dumps(organization_to_json(org), indent=2) + "\n")
     keys = path / "keys"
     keys.mkdir(exist_ok=True)
@@ -86,7 +108,7 @@ def init_directory(
                     "warning": DEV_KEY_WARNING,
                     "principal": member.actor,
                     "keyId": member.key_id,
-                    "seed": b64url_encode(derive_seed(seed, member.id)),
+                    "seed": b64url_encode(derive_seed(org.seed, member.id)),
                     "publicKey": member.public_key,
                 },
                 indent=2,
@@ -95,9 +117,6 @@ def init_directory(
         )
     for sub in ("blobs", "export"):
         (path / sub).mkdir(exist_ok=True)
-    log = GroupLog(org, DuckDBLogStore(path / LOG_FILE, external_access=sql_external_access))
-    bootstrap(log, now)
-    return log
 
 
 def bootstrap(log: GroupLog, now: Timestamp) -> None:

@@ -5,11 +5,16 @@ stood (Agent keys enter it through Agent Card registration Events), every typed 
 compared with the signed document it came from, the BLAKE3 chain is recomputed, every Group's
 sequence is checked contiguous from 1, every Event is replayed through ``evolve`` (which
 re-checks the state tables), and every document it embeds, with the WorkItem document it leaves,
-is judged against its schema (``authority.embedded``). Then the stored projections are compared
-with a fresh rebuild, and every receipt's Command is verified and its Events found. Given the
-sandbox's blob store, every Artifact manifest in an ``artifact.published`` Event is verified
-against the Registry as it stood, and its content is re-hashed (SHA-256 and BLAKE3) at the
-declared size (§13.1). Nothing is modified.
+is judged against its schema (``authority.embedded``); every Signed Document an Event embeds (an
+Agent Card, an Artifact manifest, Evidence, an Approval, a Context Package, a Group Snapshot) is
+verified by its expected signer against the Registry as it stood
+(``authority.embedded_signatures``, the check the live Authority makes), and an Event kind this
+code cannot fold, a critical extension it cannot interpret, or a Group Snapshot that would not
+have archived its Group (``archive.attested``), is reported. Then the stored
+projections are compared with a fresh rebuild, and every receipt's Command is verified and its
+Events found. Given the sandbox's blob store, the content of every Artifact an
+``artifact.published`` Event publishes is re-hashed (SHA-256 and BLAKE3) at the declared size
+(§13.1). Nothing is modified.
 
 A caller that has read and parsed the log already (the invariant checker's ``LogView``) hands it
 over as a ``ReadLog`` so nothing is read or parsed twice, and ``verify_read`` also returns the
@@ -22,8 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..authority import AuthorityState, embedded
+from ..authority import AuthorityState, archive, embedded, embedded_signatures
 from ..authority.evolve import evolve
+from ..authority.extensions import EVENT_PROFILES, uninterpretable, unknown_event
 from ..authority.organization import Organization
 from ..authority.pipeline import event_record
 from ..authority.records import ReceiptRecord
@@ -143,6 +149,7 @@ def _verify_events(
     last_sequence: dict[str, int] = {}
     event_ids: set[str] = set()
     authority = {"type": "service", "id": org.authority.id}
+    identity = org.identity()
     profile = profile_for("event")
     for entry, parsed in events:
         report.events += 1
@@ -171,8 +178,20 @@ def _verify_events(
             last_sequence[record.group_id] = record.sequence or previous
         if blobs is not None and record.kind == "artifact.published":
             report.blobs += 1
-            for text in _artifact_problems(doc["payload"]["artifact"], state, blobs):
+            for text in _artifact_problems(doc["payload"]["artifact"], blobs):
                 problem(f"{where}: {text}")
+        unknown = unknown_event(record.kind)
+        if unknown is not None:
+            problem(f"{where}: {unknown.code.value}: {unknown.explanation}")
+        needs = uninterpretable(doc, EVENT_PROFILES.get(record.kind, frozenset()))
+        if needs is not None:
+            problem(f"{where}: it depends on {needs}, which this code cannot interpret (§18)")
+        for at, text in embedded_signatures.problems(doc, state, identity):
+            problem(f"{where}: the Signed Document at {at} is refused: {text}")
+        try:
+            archive.attested(doc, state, identity)
+        except (ProtocolError, KeyError, TypeError) as exc:
+            problem(f"{where}: the archival it records would have been refused: {exc}")
         try:
             evolve(state, doc)
         except (ReplayError, KeyError, ValueError) as exc:
@@ -230,15 +249,10 @@ def _compare_projections(
             )
 
 
-def _artifact_problems(
-    manifest: dict[str, Any], state: AuthorityState, blobs: BlobStore
-) -> list[str]:
-    """What is wrong with one published Artifact: its manifest signature, its stored content."""
+def _artifact_problems(manifest: dict[str, Any], blobs: BlobStore) -> list[str]:
+    """What is wrong with one published Artifact's stored content (its manifest's signature is
+    checked with every embedded Signed Document, ``embedded_signatures``)."""
     name = f"Artifact {manifest.get('artifactId')} ({manifest.get('contentHash')})"
-    try:
-        verify_parsed(profile_for("artifact"), manifest, state.registry)
-    except ProtocolError as exc:
-        return [f"{name}: its manifest does not verify at stage {exc.stage}: {exc.explanation}"]
     try:
         ref = blobs.verify(manifest["contentHash"], name=manifest["artifactId"])
     except ProtocolError as exc:

@@ -15,6 +15,7 @@ import pytest
 
 from mwp_local.authority.archive import final_state, unsigned_snapshot
 from mwp_local.protocol.documents.kinds import ExtensionCommandKind
+from mwp_local.protocol.errors import ProtocolError
 from mwp_local.protocol.hashing import sha256_id
 from mwp_local.protocol.jcs import canonicalize
 from mwp_local.protocol.tables import GROUP_TABLE, GroupState, GroupTransition
@@ -228,7 +229,8 @@ def test_an_imported_event_in_an_archived_group_is_refused(tmp_path: Path) -> No
     )
     forged = world.org.sign("event", world.org.authority, late)
     target = GroupLog(world.org, DuckDBLogStore(tmp_path / "group.duckdb"))
-    with pytest.raises(ValueError, match="archived"):
+    with pytest.raises(ProtocolError, match="archived") as caught:
         target.import_events([canonicalize(e) for e in [*world.events, forged]])
+    assert caught.value.code.value == "INVALID_STATE_TRANSITION"
     assert list(target.store.events()) == []
     target.store.close()

@@ -22,6 +22,7 @@ from mwp_local.protocol.documents.kinds import (
     ExtensionCommandKind,
     ExtensionEventKind,
 )
+from mwp_local.protocol.errors import ProtocolError
 from mwp_local.protocol.hashing import sha256_id
 from mwp_local.protocol.jcs import canonicalize
 from mwp_local.protocol.profiles import PROFILES, SANDBOX_PROFILE
@@ -245,8 +246,9 @@ def test_an_imported_event_of_a_former_kind_is_refused(tmp_path: Path) -> None:
     forged = world.org.sign("event", world.org.authority, old)
     target = GroupLog(world.org, DuckDBLogStore(tmp_path / "group.duckdb"))
     lines = [canonicalize(e) for e in [*events[:-1], forged]]
-    with pytest.raises(ValueError, match="lease_expired") as caught:
+    with pytest.raises(ProtocolError, match="lease_expired") as caught:
         target.import_events(lines)
+    assert caught.value.code.value == "PROTOCOL_VIOLATION"
     assert XE.LEASE_EXPIRED in str(caught.value)
     assert list(target.store.events()) == [] and GROUP not in target.state.groups
     target.store.close()

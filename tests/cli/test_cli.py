@@ -246,7 +246,8 @@ def test_an_imported_event_that_needs_an_unknown_critical_extension_is_refused(
 ) -> None:
     other, code, out = _import_with_extension(sandbox, tmp_path, capsys, critical=True)
     assert code == 1
-    assert out.startswith("REJECTED (nothing imported): line 1: the mission.created Event")
+    assert out.startswith("REJECTED (nothing imported) UNKNOWN_CRITICAL_EXTENSION: line 1 (Event ")
+    assert "mission.created): the mission.created Event depends on" in out
     assert "critical extension urn:example:extension:risk-score" in out and "(§18)" in out
     assert _group_events(other) == 0
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from mwp_local.agents.naming import agent_id
 from mwp_local.drivers.mission_file import load, parse
 from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.store.duckdb_log import DuckDBLogStore
+from mwp_local.store.group_log import GroupLog
 from mwp_local.store.verify import verify_log
 
 from ..agents.coordinator_harness import SAMPLES, events, make, rejections
@@ -125,3 +128,22 @@ def test_the_scale_sample_is_several_groups_and_hundreds_of_work_items() -> None
     assert len({m.coordinator for m in spec.missions}) >= 2
     sliced = _scale_slice(1)
     assert [m.id for m in sliced.missions] == [m.id for m in spec.missions]
+
+
+@pytest.mark.parametrize("sample", ["flagship", "child", "retries"])
+def test_a_sample_run_log_imports_whole_into_an_empty_log_of_its_organization(
+    ran: Callable[[str], Sandbox], sample: str, tmp_path: Path
+) -> None:
+    """Issue 26 point 5: the strict import applies the live Authority's own checks
+    (``Authority.admit``), so a log the live Authority wrote, with every Agent Card, Artifact
+    manifest, Evidence, Approval and Context Package it embeds, imports whole and verifies."""
+    sandbox = ran(sample)
+    lines = [e.document for e in sandbox.log.store.events()]
+    target = GroupLog(sandbox.log.org, DuckDBLogStore(tmp_path / "copy.duckdb"))
+    try:
+        admitted = target.import_events(lines)
+        assert len(admitted.records) == len(lines)
+        assert [e.document for e in target.store.events()] == lines
+        assert verify_log(sandbox.log.org, target.store).ok
+    finally:
+        target.store.close()

@@ -12,10 +12,8 @@ from typing import Any
 
 from ...protocol.documents.kinds import ExtensionCommandKind as XC
 from ...protocol.documents.kinds import ExtensionEventKind as XE
-from ...protocol.errors import ErrorCode, ProtocolError
-from ...protocol.signing import profile_for, verify_parsed
 from ...protocol.tables import LeaseTransition, WorkTransition
-from .. import leases
+from .. import embedded_signatures, leases
 from ..command import CommandView, Draft
 from ..context import Context, invalid, payload_field
 from ..decide import follow, item_subject
@@ -30,21 +28,8 @@ LEASE_REVOKED = XE.WORK_EXECUTION_LEASE_REVOKED
 def register_agent_card(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
     """Register (or upgrade) an Organization-signed Agent Card."""
     card = payload_field(cmd, "agentCard", dict)
-    verified = verify_parsed(profile_for("agent-card"), card, ctx.state.registry)
-    if verified.principal.id not in ctx.identity.control_services:
-        raise ProtocolError(
-            ErrorCode.AUTH_FORBIDDEN,
-            f"{verified.principal.id} is not authorized to issue Agent Cards here.",
-            rule="§6.4 an Agent Card issuer must be authorized for its Organization",
-        )
-    if card["organizationId"] != ctx.identity.organization_id:
-        raise invalid("The Agent Card belongs to another Organization.")
-    known = ctx.state.agents.get(card["agentId"])
-    if known is not None and card["cardVersion"] <= known.card_version:
-        raise invalid(
-            f"Agent Card version {card['cardVersion']} is not newer than the registered "
-            f"version {known.card_version}.",
-        )
+    # The same checks every Event embedding an Agent Card gets (live, imported, verify-log).
+    embedded_signatures.agent_card(card, ctx.state, ctx.identity)
     yield Draft(
         kind=AGENT_CARD_REGISTERED,
         group_id=None,
