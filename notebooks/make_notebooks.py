@@ -1176,10 +1176,11 @@ notebook("08_sql_analytics.ipynb", [
        "the learn mission (`sample_missions/learn.toml`: three WorkItems, Workers `ana` and "
        "`dev`), **export** its signed Events, **import** them into a fresh sandbox (every "
        "signature and every transition is checked on the way in), and analyse the imported "
-       "log. `mwp-local init` makes that fresh sandbox with a default Organization of its own "
-       "(Agents `coordinator`, `reviewer`, `worker-1`, `worker-2`, which take no part here); "
-       "the import brings in the run's Events, the Agent Cards of `ana`, `dev` and the others "
-       "included, so every query below is about the run's agents."),
+       "log. `mwp-local init --like` makes that fresh sandbox: the run's Organization with an "
+       "empty log (an import is as strict as the live Authority, so the Events must belong to "
+       "the Organization that receives them); the import brings in the run's Events, the Agent "
+       "Cards of `ana`, `dev` and the others included, so every query below is about the run's "
+       "agents."),
     code("import subprocess, sys, tempfile\nfrom pathlib import Path\n"
          "from mwp_local.drivers.sandbox import Sandbox\n"
          "work = Path(tempfile.mkdtemp())\n"
@@ -1188,7 +1189,7 @@ notebook("08_sql_analytics.ipynb", [
          "sb.close()\n"
          "cli = [sys.executable, '-m', 'mwp_local.cli']\n"
          "for args in (['export', str(work / 'run'), '--jsonl', str(work / 'events.jsonl')],\n"
-         "             ['init', str(work / 'imported'), '--seed', '1'],\n"
+         "             ['init', str(work / 'imported'), '--like', str(work / 'run')],\n"
          "             ['import', str(work / 'imported'), str(work / 'events.jsonl')]):\n"
          "    out = subprocess.run(cli + args, check=True, capture_output=True, text=True).stdout\n"
          "    print(out.strip().splitlines()[0])  # the first line says what it did\n"
@@ -1199,8 +1200,7 @@ notebook("08_sql_analytics.ipynb", [
     code("%%mwp_sql imported -o kinds\n"
          "SELECT kind, count(*) AS n FROM events GROUP BY kind ORDER BY n DESC, kind"),
     code("kinds.num_rows"),
-    md("Which Agents acted: the run's (`ana`, `dev`, the Coordinator, the MissionOwner), "
-       "never the fresh sandbox's own `worker-1` and `worker-2`:"),
+    md("Which Agents acted: the run's `ana` and `dev`, the Coordinator and the MissionOwner:"),
     code("%%mwp_sql imported\n"
          "SELECT actor_type, actor_id, count(*) AS n FROM events\n"
          "WHERE actor_type <> 'service' GROUP BY ALL ORDER BY n DESC, actor_id"),
