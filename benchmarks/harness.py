@@ -132,9 +132,9 @@ class Entry:
             ratio = self.ratio
             doc["ratio"] = None if ratio is None else round(ratio, 4)
             doc["ratio_meaning"] = self.ratio_meaning
-        if self.target is not None:
-            doc["target"] = self.target.text
-            doc["met"] = self.met
+        # Every entry says whether it has a target and whether it is met (null: no target).
+        doc["target"] = None if self.target is None else self.target.text
+        doc["met"] = self.met
         if self.parameters:
             doc["parameters"] = self.parameters
         if self.notes:
@@ -247,7 +247,7 @@ def markdown_from_results(doc: dict[str, Any]) -> str:
                 str(e["repetitions"]),
                 "" if ceiling is None else f"{_number(ceiling['median'], ceiling['unit'])}",
                 "" if e.get("ratio") is None else f"{e['ratio']:.2f}",
-                e.get("target", ""),
+                e.get("target") or "",
                 "" if met is None else ("met" if met else "**missed**"),
             ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

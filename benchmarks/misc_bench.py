@@ -4,8 +4,8 @@
   ``mwp_local.store.blobs.BlobStore`` at 1 MiB and 64 MiB, in GB/s, against hashlib SHA-256
   of the same bytes in the same run. ``put`` computes SHA-256 and BLAKE3, writes a temporary
   file, fsyncs it and renames it into place; ``get`` re-hashes both digests before returning.
-* Figure 7 imports ``mwp_local`` in a fresh interpreter (the time of the ``import`` statement
-  itself); the reference is the same interpreter starting and doing nothing.
+* Figure 7 runs ``from mwp_local import Sandbox`` in a fresh interpreter (the time of the
+  statement itself); the reference is the same interpreter starting and doing nothing.
 """
 
 from __future__ import annotations
@@ -96,9 +96,10 @@ def figure_5(sizes: Sizes) -> list[Entry]:
     return entries
 
 
-_TIMED_IMPORT = (
-    "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
-)
+#: What a user of the Python API types first (docs/prototyping.md).
+SANDBOX_IMPORT = "from mwp_local import Sandbox"
+
+_TIMED_IMPORT = "import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
 
 
 def _environment(cache: Path) -> dict[str, str]:
@@ -125,42 +126,43 @@ def _startup(env: dict[str, str]) -> float:
 
 
 def figure_7(sizes: Sizes) -> list[Entry]:
-    """``import mwp_local`` in a fresh interpreter (and, for information, the Authority stack)."""
+    """``from mwp_local import Sandbox`` in a fresh interpreter (and, for information, the bare
+    package root)."""
     with tempfile.TemporaryDirectory(prefix="mwp-bench-pycache-") as cache:
         env = _environment(Path(cache))
-        for module in ("mwp_local", "mwp_local.store.group_log"):  # warm the bytecode cache
-            _fresh(_TIMED_IMPORT.format(module=module), env)
+        for statement in (SANDBOX_IMPORT, "import mwp_local"):  # warm the bytecode cache
+            _fresh(_TIMED_IMPORT.format(statement=statement), env)
         startup = Measure(
             "bare interpreter start", "s", tuple(_startup(env) for _ in range(sizes.import_reps))
         )
-        package = [
-            _fresh(_TIMED_IMPORT.format(module="mwp_local"), env) for _ in range(sizes.import_reps)
-        ]
-        stack = [
-            _fresh(_TIMED_IMPORT.format(module="mwp_local.store.group_log"), env)
-            for _ in range(sizes.import_reps)
-        ]
+        sandbox, package = [], []
+        for _ in range(sizes.import_reps):  # interleaved, so both see the same load
+            sandbox.append(_fresh(_TIMED_IMPORT.format(statement=SANDBOX_IMPORT), env))
+            package.append(_fresh(_TIMED_IMPORT.format(statement="import mwp_local"), env))
     return [
         Entry(
             figure="7",
-            name="import mwp_local",
+            name=SANDBOX_IMPORT,
             unit="s",
-            values=package,
+            values=sandbox,
             ceiling=startup,
             ratio_meaning="import time / a bare interpreter's start-up time",
-            target=Target(text="≤ 0.3 s", at_most=0.3),
+            target=Target(
+                text="≤ 0.3 s and ≤ 10× a bare interpreter start", at_most=0.3, ratio_at_most=10
+            ),
             notes=(
                 "The import statement alone, in a fresh interpreter with bytecode cached (as "
-                "after any first run)."
+                "after any first run): the protocol core, the Authority, the agents and the "
+                "drivers; DuckDB and pyarrow load when the first log is opened."
             ),
         ),
         Entry(
             figure="7",
-            name="import mwp_local.store.group_log (for information)",
+            name="import mwp_local (for information)",
             unit="s",
-            values=stack,
+            values=package,
             ceiling=startup,
             ratio_meaning="import time / a bare interpreter's start-up time",
-            notes="Authority, protocol core, DuckDB and pyarrow: what a notebook pays first.",
+            notes="The package root loads nothing else; each public name loads on first use.",
         ),
     ]

@@ -4,15 +4,20 @@ function over its input, a Worker of one's own) runs to Approval as printed."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import mwp_local
 from mwp_local.store.blobs import BlobStore
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "prototyping.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "prototyping.md"
+SAMPLE = ROOT / "sample_missions" / "learn.toml"
 
 
 def test_every_public_name_resolves_and_is_documented() -> None:
@@ -29,6 +34,35 @@ def test_import_is_lazy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['mwp_local']"
+
+
+#: Third-party modules loaded on first use, not by importing the API (figure 7 of issue 25):
+#: DuckDB and pyarrow (with numpy) when the first log is opened, the notebook's when one is used.
+HEAVY = ("duckdb", "pyarrow", "numpy", "pandas", "jsonschema", "ipywidgets", "IPython")
+
+
+@pytest.mark.parametrize("statement", ["import mwp_local", "from mwp_local import Sandbox"])
+def test_importing_the_api_loads_no_heavy_module(statement: str) -> None:
+    code = f"import sys; {statement}; print(sorted({{m.split('.')[0] for m in sys.modules}}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    assert "mwp_local" in loaded
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_a_sandbox_loads_duckdb_when_it_opens_its_log(tmp_path: Path) -> None:
+    """The lazy imports are complete: a Sandbox opened in a fresh interpreter runs, writes its
+    log through DuckDB and pyarrow, and answers SQL (a missing import would raise here)."""
+    code = (
+        "import sys; from mwp_local import Sandbox\n"
+        f"sandbox = Sandbox({str(tmp_path / 'sb')!r}, {str(SAMPLE)!r})\n"
+        "sandbox.step(); print(sandbox.sql('SELECT count(*) AS n FROM events')['n'][0])\n"
+        "sandbox.close(); print('duckdb' in sys.modules, 'pyarrow' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    count, loaded = out.stdout.strip().splitlines()
+    assert int(count) > 0
+    assert loaded == "True True"
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -36,10 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-import duckdb
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ..authority.records import EventRecord, ReceiptRecord, RejectionRecord
 from .base import (
@@ -59,13 +56,13 @@ from .duckdb_open import Config, check_schema_version, connect, create_schema
 from .duckdb_schema import (
     EVENT_FIELDS,
     EVENT_SELECT,
-    LOG_TABLE_SCHEMAS,
     LOG_TABLES,
     RECEIPT_FIELDS,
     RECEIPT_SELECT,
     REJECTION_FIELDS,
     REJECTION_SELECT,
     SCHEMA_VERSION,
+    log_table_schema,
     projection_arrow,
     quote,
     select_text,
@@ -75,7 +72,11 @@ from .duckdb_writes import insert_arrow as _insert_arrow
 from .records import PROJECTION_BY_NAME, PROJECTIONS, Batch
 from .sql_access import contain
 
-__all__ = ["DEFAULT_CHECKPOINT_THRESHOLD", "LOG_TABLE_SCHEMAS", "SCHEMA_VERSION", "DuckDBLogStore"]
+if TYPE_CHECKING:  # imported by duckdb_open.connect, on first use (figure 7)
+    import duckdb
+    import pyarrow as pa
+
+__all__ = ["DEFAULT_CHECKPOINT_THRESHOLD", "SCHEMA_VERSION", "DuckDBLogStore"]
 
 #: See ``DuckDBLogStore``.
 DEFAULT_CHECKPOINT_THRESHOLD = "256MB"
@@ -312,6 +313,8 @@ class DuckDBLogStore:
                 self.before_write()
             self._transaction(writer, write)
         except BaseException as exc:
+            import duckdb  # already loaded by connect(): a dictionary lookup
+
             with suppress(duckdb.Error, LogStoreError):
                 self._recover_head()
             if len(staged) > 1:
@@ -354,6 +357,8 @@ class DuckDBLogStore:
         return self._writer
 
     def _transaction(self, writer: duckdb.DuckDBPyConnection, work: Callable[[], None]) -> None:
+        import duckdb  # already loaded by connect(): a dictionary lookup
+
         writer.begin()
         try:
             work()
@@ -420,7 +425,7 @@ class DuckDBLogStore:
         columns = LOG_TABLES.get(table)
         if columns is None:
             raise ValueError(f"{table!r} is not a log table")
-        schema = LOG_TABLE_SCHEMAS[table]
+        schema = log_table_schema(table)
         select = ", ".join(f"{select_text(c)} AS {c.name}" for c in columns)
         where = "" if upto_position is None else f" WHERE position <= {int(upto_position)}"
         with self.cursor() as cur:

@@ -16,13 +16,15 @@ from __future__ import annotations
 import errno
 import re
 from pathlib import Path
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from . import views
 from .base import LogStoreError, StoreLockedError
 from .duckdb_schema import LOG_TABLES, SCHEMA_VERSION, log_table_ddl, projection_ddl, quote
 from .records import PROJECTIONS
+
+if TYPE_CHECKING:
+    import duckdb
 
 _LOCK = re.compile(r"Could not set lock on file")
 _HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
@@ -31,7 +33,11 @@ Config = dict[str, str | bool | int | float | list[str]]
 
 
 def connect(path: Path, *, read_only: bool, config: Config) -> duckdb.DuckDBPyConnection:
-    """A connection to ``path``; ``StoreLockedError`` when another process holds it."""
+    """A connection to ``path``; ``StoreLockedError`` when another process holds it.
+
+    DuckDB is imported here, on first use, rather than with the package (figure 7)."""
+    import duckdb
+
     try:
         return duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.IOException as exc:
@@ -99,6 +105,8 @@ def create_schema(con: duckdb.DuckDBPyConnection) -> tuple[bool, frozenset[str]]
 
 def check_schema_version(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Refuse a file that is no mwp_local log, or one of another schema version."""
+    import duckdb
+
     try:
         rows = con.execute(
             "SELECT value FROM mwp_store_meta WHERE name = 'schema_version'"

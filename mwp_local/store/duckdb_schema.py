@@ -3,35 +3,41 @@
 This module owns what the log tables look like (``log_events``, ``log_receipts``,
 ``log_rejections``, one ``proj_*`` table per ``records.PROJECTIONS`` entry) and how records become
 Arrow rows for them and are read back. It is pure definition: it opens no connection and runs no
-statement (``duckdb_log`` does). The Parquet export reuses ``LOG_TABLE_SCHEMAS``, so an export
+statement (``duckdb_log`` does). The Parquet export reuses ``log_table_schema``, so an export
 holds exactly the columns of the log tables.
+
+A column's Arrow type follows from its SQL type (``arrow_type``), and pyarrow is imported only
+when Arrow is first needed: ``from mwp_local import Sandbox`` does not pay for it (figure 7).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ..authority.records import EventRecord, ReceiptRecord, RejectionRecord
 from .records import ProjectionTable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "EVENT_FIELDS",
     "EVENT_SELECT",
     "LOG_TABLES",
-    "LOG_TABLE_SCHEMAS",
     "RECEIPT_FIELDS",
     "RECEIPT_SELECT",
     "REJECTION_FIELDS",
     "REJECTION_SELECT",
     "SCHEMA_VERSION",
     "Column",
+    "arrow_type",
     "log_arrow",
     "log_table_ddl",
+    "log_table_schema",
     "projection_arrow",
     "projection_ddl",
     "quote",
@@ -41,29 +47,49 @@ __all__ = [
 #: Version of this file layout, stored in ``mwp_store_meta``; a file of another version is refused.
 SCHEMA_VERSION = "1"
 
-_STR = pa.string()
-_INT = pa.int64()
+
+@functools.cache
+def arrow_type(sql: str) -> pa.DataType:
+    """The Arrow type of a column of SQL type ``sql`` (``NOT NULL`` ignored; JSON as its text)."""
+    import pyarrow as pa
+
+    base = sql.removesuffix(" NOT NULL")
+    types = {
+        "VARCHAR": pa.string(),
+        "JSON": pa.string(),
+        "BIGINT": pa.int64(),
+        "DOUBLE": pa.float64(),
+        "BOOLEAN": pa.bool_(),
+        "BLOB": pa.binary(),
+        "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+        "VARCHAR[]": pa.list_(pa.string()),
+    }
+    return types[base]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Column:
-    """One column of a log table: its SQL type, its Arrow type and the record field it holds
-    (``None`` for ``position`` and ``chain``, which the store assigns)."""
+    """One column of a log table: its SQL type and the record field it holds (``None`` for
+    ``position`` and ``chain``, which the store assigns)."""
 
     name: str
     sql: str
-    arrow: pa.DataType
     field: str | None
 
+    @property
+    def arrow(self) -> pa.DataType:
+        """The column's Arrow type."""
+        return arrow_type(self.sql)
 
-def _columns(*specs: tuple[Any, ...]) -> tuple[Column, ...]:
-    """Columns from ``(name, SQL type, Arrow type[, record field])``; the field defaults to the
-    column name, except for the store-assigned ``position`` and ``chain``."""
+
+def _columns(*specs: tuple[str, ...]) -> tuple[Column, ...]:
+    """Columns from ``(name, SQL type[, record field])``; the field defaults to the column name,
+    except for the store-assigned ``position`` and ``chain``."""
     out = []
     for spec in specs:
-        name, sql, arrow = spec[:3]
+        name, sql = spec[:2]
         default = None if name in ("position", "chain") else name
-        out.append(Column(name, sql, arrow, spec[3] if len(spec) == 4 else default))
+        out.append(Column(name, sql, spec[2] if len(spec) == 3 else default))
     return tuple(out)
 
 
@@ -71,71 +97,67 @@ def _columns(*specs: tuple[Any, ...]) -> tuple[Column, ...]:
 #: order, so inserts can match columns by position).
 LOG_TABLES: Mapping[str, tuple[Column, ...]] = {
     "log_events": _columns(
-        ("position", "BIGINT NOT NULL", _INT),
-        ("group_id", "VARCHAR", _STR),
-        ("sequence", "BIGINT", _INT),
-        ("aggregate_revision", "BIGINT", _INT),
-        ("event_id", "VARCHAR NOT NULL", _STR),
-        ("kind", "VARCHAR NOT NULL", _STR),
-        ("occurred_at", "VARCHAR NOT NULL", _STR),
-        ("occurred_at_us", "BIGINT NOT NULL", _INT),
-        ("occurred_at_ts", "TIMESTAMPTZ NOT NULL", pa.timestamp("us", tz="UTC"), "occurred_at_us"),
-        ("actor_type", "VARCHAR NOT NULL", _STR),
-        ("actor_id", "VARCHAR NOT NULL", _STR),
-        ("cause_type", "VARCHAR NOT NULL", _STR),
-        ("cause_id", "VARCHAR NOT NULL", _STR),
-        ("correlation_id", "VARCHAR NOT NULL", _STR),
-        ("work_item_id", "VARCHAR", _STR),
-        ("mission_id", "VARCHAR", _STR),
-        ("from_state", "VARCHAR", _STR),
-        ("to_state", "VARCHAR", _STR),
-        ("payload", "JSON NOT NULL", _STR, "payload_json"),
-        ("document", "VARCHAR NOT NULL", _STR),
-        ("chain", "BLOB NOT NULL", pa.binary()),
+        ("position", "BIGINT NOT NULL"),
+        ("group_id", "VARCHAR"),
+        ("sequence", "BIGINT"),
+        ("aggregate_revision", "BIGINT"),
+        ("event_id", "VARCHAR NOT NULL"),
+        ("kind", "VARCHAR NOT NULL"),
+        ("occurred_at", "VARCHAR NOT NULL"),
+        ("occurred_at_us", "BIGINT NOT NULL"),
+        ("occurred_at_ts", "TIMESTAMPTZ NOT NULL", "occurred_at_us"),
+        ("actor_type", "VARCHAR NOT NULL"),
+        ("actor_id", "VARCHAR NOT NULL"),
+        ("cause_type", "VARCHAR NOT NULL"),
+        ("cause_id", "VARCHAR NOT NULL"),
+        ("correlation_id", "VARCHAR NOT NULL"),
+        ("work_item_id", "VARCHAR"),
+        ("mission_id", "VARCHAR"),
+        ("from_state", "VARCHAR"),
+        ("to_state", "VARCHAR"),
+        ("payload", "JSON NOT NULL", "payload_json"),
+        ("document", "VARCHAR NOT NULL"),
+        ("chain", "BLOB NOT NULL"),
     ),
     "log_receipts": _columns(
-        ("position", "BIGINT NOT NULL", _INT),
-        ("actor_id", "VARCHAR NOT NULL", _STR),
-        ("action_id", "VARCHAR NOT NULL", _STR),
-        ("command_hash", "VARCHAR NOT NULL", _STR),
-        ("command_document", "VARCHAR NOT NULL", _STR),
-        ("kind", "VARCHAR NOT NULL", _STR),
-        ("group_id", "VARCHAR", _STR),
-        ("accepted_at", "VARCHAR NOT NULL", _STR),
-        ("event_ids", "VARCHAR[] NOT NULL", pa.list_(_STR)),
-        ("receipt", "JSON NOT NULL", _STR, "receipt_json"),
+        ("position", "BIGINT NOT NULL"),
+        ("actor_id", "VARCHAR NOT NULL"),
+        ("action_id", "VARCHAR NOT NULL"),
+        ("command_hash", "VARCHAR NOT NULL"),
+        ("command_document", "VARCHAR NOT NULL"),
+        ("kind", "VARCHAR NOT NULL"),
+        ("group_id", "VARCHAR"),
+        ("accepted_at", "VARCHAR NOT NULL"),
+        ("event_ids", "VARCHAR[] NOT NULL"),
+        ("receipt", "JSON NOT NULL", "receipt_json"),
     ),
     "log_rejections": _columns(
-        ("position", "BIGINT NOT NULL", _INT),
-        ("received_at", "VARCHAR NOT NULL", _STR),
-        ("actor_id", "VARCHAR", _STR),
-        ("action_id", "VARCHAR", _STR),
-        ("kind", "VARCHAR", _STR),
-        ("group_id", "VARCHAR", _STR),
-        ("work_item_id", "VARCHAR", _STR),
-        ("code", "VARCHAR NOT NULL", _STR),
-        ("explanation", "VARCHAR NOT NULL", _STR),
-        ("rule", "VARCHAR", _STR),
-        ("stage", "VARCHAR", _STR),
-        ("reason", "VARCHAR", _STR),
-        ("details", "JSON NOT NULL", _STR, "details_json"),
-        ("command_text", "VARCHAR NOT NULL", _STR),
+        ("position", "BIGINT NOT NULL"),
+        ("received_at", "VARCHAR NOT NULL"),
+        ("actor_id", "VARCHAR"),
+        ("action_id", "VARCHAR"),
+        ("kind", "VARCHAR"),
+        ("group_id", "VARCHAR"),
+        ("work_item_id", "VARCHAR"),
+        ("code", "VARCHAR NOT NULL"),
+        ("explanation", "VARCHAR NOT NULL"),
+        ("rule", "VARCHAR"),
+        ("stage", "VARCHAR"),
+        ("reason", "VARCHAR"),
+        ("details", "JSON NOT NULL", "details_json"),
+        ("command_text", "VARCHAR NOT NULL"),
     ),
 }
 _EXTRA_DDL = {"log_receipts": ",\n  PRIMARY KEY (actor_id, action_id)"}
 
-#: The Arrow schema of each log table: what ``arrow_batches`` yields and the Parquet export holds
-#: (JSON columns as text).
-LOG_TABLE_SCHEMAS: Mapping[str, pa.Schema] = {
-    table: pa.schema([(c.name, c.arrow) for c in columns]) for table, columns in LOG_TABLES.items()
-}
 
-_ARROW_TYPES: Mapping[str, pa.DataType] = {
-    "VARCHAR": _STR,
-    "BIGINT": _INT,
-    "DOUBLE": pa.float64(),
-    "BOOLEAN": pa.bool_(),
-}
+@functools.cache
+def log_table_schema(table: str) -> pa.Schema:
+    """The Arrow schema of a log table: what ``arrow_batches`` yields and the Parquet export
+    holds (JSON columns as text)."""
+    import pyarrow as pa
+
+    return pa.schema([(c.name, c.arrow) for c in LOG_TABLES[table]])
 
 
 def quote(identifier: str) -> str:
@@ -181,6 +203,8 @@ def log_arrow(
     table: str, records: Sequence[Any], first_position: int, chains: Sequence[bytes] = ()
 ) -> pa.Table:
     """A log table's new rows as Arrow, in table column order."""
+    import pyarrow as pa
+
     arrays = []
     for column in LOG_TABLES[table]:
         if column.field is not None:
@@ -190,13 +214,15 @@ def log_arrow(
         else:
             values = chains
         arrays.append(pa.array(values, column.arrow))
-    return pa.Table.from_arrays(arrays, schema=LOG_TABLE_SCHEMAS[table])
+    return pa.Table.from_arrays(arrays, schema=log_table_schema(table))
 
 
 def projection_arrow(table: ProjectionTable, rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     """Validated projection rows as Arrow, in the table's column order."""
+    import pyarrow as pa
+
     arrays = [
-        pa.array([row[name] for row in rows], _ARROW_TYPES[sql_type])
+        pa.array([row[name] for row in rows], arrow_type(sql_type))
         for name, sql_type in table.columns
     ]
     return pa.Table.from_arrays(arrays, names=list(table.column_names))

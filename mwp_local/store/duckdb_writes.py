@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import duckdb
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from .base import PlannedEvents, TableChange, batches_of
 from .duckdb_schema import log_arrow, projection_arrow, quote
 from .records import Batch
+
+if TYPE_CHECKING:  # imported on first use (figure 7)
+    import duckdb
+    import pyarrow as pa
 
 KEYS_PER_DELETE = 256
 #: Up to this many composite keys are deleted with ``(a = ? AND b = ?) OR ...``; more with one

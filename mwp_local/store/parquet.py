@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 
 from ..authority.records import ReceiptRecord, RejectionRecord
 from .base import LogEntry, LogStore
-from .duckdb_schema import LOG_TABLE_SCHEMAS
+from .duckdb_schema import log_table_schema
 
 __all__ = [
     "DATASETS",
@@ -183,7 +183,7 @@ def _event_rows(store: LogStore, last: int) -> Iterator[dict[str, Any]]:
 
 def _source(store: LogStore, table: str, last_event: int) -> Iterator[pa.RecordBatch]:
     """The rows of one log table as Arrow batches, through the fast path when there is one."""
-    schema = LOG_TABLE_SCHEMAS[table]
+    schema = log_table_schema(table)
     if isinstance(store, ArrowLogSource):
         upto = last_event if table == "log_events" else None
         return store.arrow_batches(table, upto_position=upto)
@@ -337,7 +337,7 @@ def export_parquet(
 
     position, chain = store.chain_head()
     written = {
-        name: _write_dataset(out / name, LOG_TABLE_SCHEMAS[table], _source(store, table, position))
+        name: _write_dataset(out / name, log_table_schema(table), _source(store, table, position))
         for name, table in zip(DATASETS, _TABLES, strict=True)
     }
     summary = ExportSummary(

@@ -12,8 +12,10 @@ SQL console rely on it, and say so in ``describe_refusal``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 __all__ = ["OPT_OUT", "contain", "describe_refusal"]
 

@@ -25,15 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-import pyarrow as pa
-
 from ..authority.budgets import DELTA_MEMBER
 from ..authority.model import BUDGET_DIMENSIONS, LIMIT_MEMBER
 from . import view_kinds as k
 from .sql_access import describe_refusal
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # DuckDB and pyarrow are imported on first use (figure 7)
+    import duckdb
+    import pyarrow as pa
+
     from .duckdb_log import DuckDBLogStore
 
 __all__ = [
@@ -910,9 +910,6 @@ def create_views(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
 
 
-_READ_ONLY = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
-
-
 def sql(store: DuckDBLogStore, query: str, params: Mapping[str, Any] | None = None) -> pa.Table:
     """Run one read-only query against the store and return its result as an Arrow table.
 
@@ -922,12 +919,15 @@ def sql(store: DuckDBLogStore, query: str, params: Mapping[str, Any] | None = No
     outside the sandbox directory is refused (``PermissionError``) unless the store was opened
     with ``external_access`` (``store.sql_access``).
     """
+    import duckdb  # loaded by the store's connection already
+
+    read_only = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
     store.contain_queries()
     with store.cursor() as cur:
         statements = cur.extract_statements(query)
         if len(statements) != 1:
             raise ValueError(f"expected one SQL statement, got {len(statements)}")
-        if statements[0].type not in _READ_ONLY:
+        if statements[0].type not in read_only:
             raise ValueError(f"only SELECT queries are allowed, got {statements[0].type.name}")
         cur.begin()
         try:
@@ -944,6 +944,8 @@ def durations(table: pa.Table) -> pa.Table:
     """``table`` with each INTERVAL column (Arrow month-day-nano) as an Arrow duration, so
     Python reads ``timedelta`` and pandas ``Timedelta``; a column holding months (never one of
     the views', whose durations are differences of instants) stays as it is."""
+    import pyarrow as pa
+
     for i, column in enumerate(table.schema):
         if not pa.types.is_interval(column.type):
             continue
