@@ -6,13 +6,22 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import blake3
 import pytest
 
 from mwp_local.protocol.errors import ErrorCode
-from mwp_local.store.blobs import CHUNK_SIZE, ArtifactIntegrityError, BlobRef, BlobStore
+from mwp_local.store import blobs as blobs_module
+from mwp_local.store.blobs import (
+    _SIDE_BY_SIDE_FROM,
+    CHUNK_SIZE,
+    ArtifactIntegrityError,
+    BlobRef,
+    BlobStore,
+)
 
 CONTENT = b"def add(a, b):\n    return a + b\n"
 
@@ -156,6 +165,70 @@ def test_an_index_pointing_at_other_content_is_refused(blobs: BlobStore) -> None
     with pytest.raises(ArtifactIntegrityError) as caught:
         blobs.get(mine.sha256)
     assert caught.value.reason == "sha256-mismatch"
+
+
+#: Content whose chunks are hashed with SHA-256 and BLAKE3 side by side on two threads.
+LARGE = os.urandom(_SIDE_BY_SIDE_FROM + 3 * CHUNK_SIZE + 5)
+
+
+def _tamper(blobs: BlobStore, ref: BlobRef, damage: str) -> str:
+    """Damage the stored copy of ``ref``; return the refusal's expected reason."""
+    path = blobs.blob_path(ref.b3)
+    if damage in ("first-byte", "last-byte", "chunk-edge"):
+        offset = {"first-byte": 0, "last-byte": ref.size - 1, "chunk-edge": CHUNK_SIZE}[damage]
+        _flip(path, offset)
+        return "sha256-mismatch"
+    if damage == "truncated":
+        path.write_bytes(LARGE[:-1])
+        return "size-mismatch"
+    if damage == "extended":
+        path.write_bytes(LARGE + b"\0")
+        return "size-mismatch"
+    # the same size and SHA-256 index entry, another BLAKE3 key: both digests are checked
+    other = blobs.put(b"\1" + LARGE[1:])
+    index = blobs.root / "sha256" / ref.sha256[7:9] / ref.sha256[7:]
+    index.write_text(f"{other.b3} {other.size}\n")
+    return "sha256-mismatch"
+
+
+@pytest.mark.req("MWP-WRK-024")
+@pytest.mark.parametrize(
+    "damage", ["first-byte", "last-byte", "chunk-edge", "truncated", "extended", "other-blob"]
+)
+def test_large_content_hashed_side_by_side_is_refused_when_damaged(
+    blobs: BlobStore, tmp_path: Path, damage: str
+) -> None:
+    ref = blobs.put(LARGE)
+    assert ref.sha256 == "sha256:" + hashlib.sha256(LARGE).hexdigest()
+    assert ref.b3 == blake3.blake3(LARGE).hexdigest()
+    assert blobs.get(ref.sha256) == LARGE
+    reason = _tamper(blobs, ref, damage)
+    for read in (blobs.get, blobs.verify, lambda h: blobs.copy_to(h, tmp_path / "out")):
+        with pytest.raises(ArtifactIntegrityError) as caught:
+            read(ref.sha256)
+        assert caught.value.reason == reason
+    assert not (tmp_path / "out").exists()
+
+
+def test_digests_are_computed_inline_when_no_thread_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy pool (its only thread blocked) never delays or changes a put or a get."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    release = threading.Event()
+    pool.submit(release.wait)
+    monkeypatch.setattr(blobs_module, "_threads", lambda: pool)
+    try:
+        store = BlobStore(tmp_path / "blobs", durable=False)
+        ref = store.put(LARGE)
+        assert ref.b3 == blake3.blake3(LARGE).hexdigest()
+        assert store.get(ref.sha256) == LARGE
+        _flip(store.blob_path(ref.b3), ref.size - 1)
+        with pytest.raises(ArtifactIntegrityError):
+            store.get(ref.sha256)
+    finally:
+        release.set()
+        pool.shutdown()
 
 
 @pytest.mark.req("MWP-WRK-024")
