@@ -35,6 +35,7 @@ from mwp_local.protocol.registry import KeyBinding, Principal, Registry
 from mwp_local.protocol.signing import profile_for, sign_document, verify_parsed
 from mwp_local.protocol.timestamps import parse_timestamp
 from mwp_local.store.duckdb_log import DuckDBLogStore
+from mwp_local.store.duckdb_schema import log_table_schema
 from mwp_local.store.memory import MemoryLogStore
 from mwp_local.store.projection_rows import projection_rows
 from mwp_local.store.records import Batch, ProjectionDelta
@@ -327,3 +328,93 @@ def test_the_simple_identifier_shortcut_accepts_only_what_the_uri_grammar_does(t
     if ids._SIMPLE.fullmatch(text) is not None:
         assert full
     assert ids.is_protocol_id(text) == full
+
+
+# --------------------------------------------------------------------------- Parquet export
+
+#: Groups as the export sorts them: differing only by case, non-ASCII, and the Organization.
+_EXPORT_GROUPS = (
+    "urn:mwp:group:acme/Research",
+    "urn:mwp:group:acme/research",
+    "https://example.org/groups/b?x=1#frag",
+    "urn:x:é",
+    None,
+)
+
+
+@pytest.fixture(scope="module")
+def export_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DuckDB log whose Groups interleave irregularly, with receipts and rejections."""
+    import random
+
+    from .store.factory import LogFactory
+
+    path = tmp_path_factory.mktemp("export") / "log.duckdb"
+    factory, pick = LogFactory(), random.Random(25)
+    store = DuckDBLogStore(path)
+    for _ in range(120):
+        group = pick.choice(_EXPORT_GROUPS)
+        n = pick.randint(1, 6)
+        store.commit(factory.batch(n, group, receipt=group is not None, rejections=n % 2))
+    store.close()
+    return path
+
+
+class _PlainArrowSource:
+    """The DuckDB store seen only through what the plain export path uses."""
+
+    def __init__(self, store: DuckDBLogStore) -> None:
+        self._store = store
+
+    def chain_head(self) -> tuple[int, bytes]:
+        return self._store.chain_head()
+
+    def arrow_batches(
+        self, table: str, *, upto_position: int | None = None, batch_rows: int = 65_536
+    ) -> Any:
+        return self._store.arrow_batches(table, upto_position=upto_position, batch_rows=batch_rows)
+
+
+def _file_bytes(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    read_rows=st.integers(1, 64),
+    rows_per_write=st.integers(1, 80),
+    buffered=st.integers(1, 200),
+)
+def test_the_group_sorted_export_writes_the_plain_paths_bytes(
+    export_log: Path, read_rows: int, rows_per_write: int, buffered: int
+) -> None:
+    """DuckDB sorting by (group, position) with planned row groups writes every file, byte for
+    byte, as splitting position-ordered batches does, whatever the batch and row-group sizes."""
+    import tempfile
+
+    from mwp_local.store import parquet
+
+    store = DuckDBLogStore(export_log, read_only=True)
+    try:
+        with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as tmp:
+            patch.setattr(parquet, "_READ_ROWS", read_rows)
+            patch.setattr(parquet, "_ROWS_PER_WRITE", rows_per_write)
+            patch.setattr(parquet, "_MAX_BUFFERED_ROWS", buffered)
+            fast = parquet.export_parquet(store, Path(tmp) / "fast")
+            plain = parquet.export_parquet(_PlainArrowSource(store), Path(tmp) / "plain")  # type: ignore[arg-type]
+            assert isinstance(store, parquet.GroupSortedSource)
+            assert not isinstance(_PlainArrowSource(store), parquet.GroupSortedSource)
+            assert _file_bytes(Path(tmp) / "fast") == _file_bytes(Path(tmp) / "plain")
+            for name in ("events", "receipts", "rejections"):
+                got, want = getattr(fast, name), getattr(plain, name)
+                assert list(got.rows_by_group.items()) == list(want.rows_by_group.items())
+                assert [p.name for p in got.files] == [p.name for p in want.files]
+                assert [p.parent.name for p in got.files] == [p.parent.name for p in want.files]
+            assert fast.events.rows > 0 and fast.rejections.rows > 0
+            # and the fast path was taken, not its fallback to the plain one
+            schema = log_table_schema("log_events")
+            last = store.chain_head()[0]
+            direct = Path(tmp) / "direct"
+            assert parquet._write_group_sorted(direct, schema, store, "log_events", last)
+    finally:
+        store.close()

@@ -415,10 +415,17 @@ class DuckDBLogStore:
                 yield from rows
 
     def arrow_batches(
-        self, table: str, *, upto_position: int | None = None, batch_rows: int = 65_536
+        self,
+        table: str,
+        *,
+        upto_position: int | None = None,
+        batch_rows: int = 65_536,
+        by_group: bool = False,
     ) -> Iterator[pa.RecordBatch]:
         """The rows of ``log_events``, ``log_receipts`` or ``log_rejections`` as Arrow record
         batches in position order, up to ``upto_position`` if given: the fast path of exports.
+        With ``by_group``, ordered by ``(group_id, position)`` instead, Organization rows
+        (no Group) last: DuckDB sorts, so each Group arrives as one run.
 
         JSON columns come as text and ``occurred_at_ts`` in UTC, whatever the session time zone.
         """
@@ -428,10 +435,33 @@ class DuckDBLogStore:
         schema = log_table_schema(table)
         select = ", ".join(f"{select_text(c)} AS {c.name}" for c in columns)
         where = "" if upto_position is None else f" WHERE position <= {int(upto_position)}"
+        order = "group_id ASC NULLS LAST, position" if by_group else "position"
         with self.cursor() as cur:
-            reader = cur.sql(f"SELECT {select} FROM {table}{where} ORDER BY position")
+            reader = cur.sql(f"SELECT {select} FROM {table}{where} ORDER BY {order}")
             for batch in reader.to_arrow_reader(batch_rows):
                 yield batch.cast(schema)
+
+    def group_counts(
+        self, table: str, *, upto_position: int, batch_rows: int
+    ) -> list[tuple[int, str | None, int]]:
+        """``(batch, group_id, rows)`` of a log table up to ``upto_position``: how many rows of
+        each Group the ``batch``-th of ``arrow_batches``' position-ordered batches holds."""
+        if table not in LOG_TABLES:
+            raise ValueError(f"{table!r} is not a log table")
+        with self.cursor() as cur:
+            rows = cur.execute(
+                f"SELECT (position - 1) // {int(batch_rows)} AS batch, group_id, count(*) "
+                f"FROM {table} WHERE position <= {int(upto_position)} GROUP BY ALL"
+            ).fetchall()
+        return [(int(batch), group, int(n)) for batch, group, n in rows]
+
+    def last_position(self, table: str) -> int:
+        """The last ``position`` of a log table (0 when empty)."""
+        if table not in LOG_TABLES:
+            raise ValueError(f"{table!r} is not a log table")
+        with self.cursor() as cur:
+            (last,) = cur.execute(f"SELECT coalesce(max(position), 0) FROM {table}").fetchall()[0]
+        return int(last)
 
     def events(self, group_id: str | None = None, after_sequence: int = 0) -> Iterator[EventRecord]:
         """A Group's Events after ``after_sequence``, or every Event in log order."""

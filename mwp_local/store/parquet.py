@@ -13,6 +13,12 @@ the store. Layout under ``out_dir``::
 (JSON columns are plain UTF-8 strings in the files. A store that offers ``arrow_batches`` (the
 DuckDB store) is read as Arrow batches; any other ``LogStore`` through its record iterators.)
 
+Row groups: a partition's rows are written in row groups planned from the rows in log order, cut
+into batches of exactly ``_READ_ROWS`` (``_RowGroups``), so the files' bytes depend on the log
+alone. The DuckDB store takes a faster path with the same bytes (``_write_group_sorted``, checked
+against the plain one in tests/test_fast_paths.py): DuckDB sorts each table by ``(group,
+position)`` and the planned pieces are sliced from its batches without copying.
+
 Partition value encoding (``encode_group``): the standard Hive escaping that DuckDB, pyarrow,
 Polars, Spark and Trino decode when they read the ``group`` partition column: every byte of the
 Group ID's UTF-8 outside ``[a-z0-9._~-]`` becomes ``%`` and two upper-case hex digits, so
@@ -41,7 +47,7 @@ import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -73,6 +79,8 @@ _HEX = frozenset("0123456789ABCDEFabcdef")
 _TABLES = ("log_events", "log_receipts", "log_rejections")
 _NAME_MAX = 255
 _ROWS_PER_WRITE = 65_536
+#: Rows per batch read from a store (the plain path's batches: the row groups depend on them).
+_READ_ROWS = 65_536
 _MAX_BUFFERED_ROWS = 262_144
 
 
@@ -168,6 +176,18 @@ def _chunks(rows: Iterable[dict[str, Any]], schema: pa.Schema) -> Iterator[pa.Re
         yield pa.RecordBatch.from_pylist(chunk, schema=schema)
 
 
+def _exact(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The same rows in batches of exactly ``_READ_ROWS`` (the last one shorter): DuckDB's own
+    batches vary in size (65,536, 57,344, ...), and the files' row groups must not depend on
+    that (``_write_group_sorted`` plans them from the positions)."""
+    runs = _Runs(batches)
+    while True:
+        try:
+            yield runs.take(_READ_ROWS)
+        except StopIteration:
+            return
+
+
 def _event_rows(store: LogStore, last: int) -> Iterator[dict[str, Any]]:
     entries = store.entries()
     try:
@@ -186,7 +206,7 @@ def _source(store: LogStore, table: str, last_event: int) -> Iterator[pa.RecordB
     schema = log_table_schema(table)
     if isinstance(store, ArrowLogSource):
         upto = last_event if table == "log_events" else None
-        return store.arrow_batches(table, upto_position=upto)
+        return _exact(store.arrow_batches(table, upto_position=upto, batch_rows=_READ_ROWS))
     if table == "log_events":
         return _chunks(_event_rows(store, last_event), schema)
     records: Iterable[ReceiptRecord | RejectionRecord] = (
@@ -219,22 +239,70 @@ class ExportSummary:
     manifest: Path
 
 
+_Group = str | None
+_T = TypeVar("_T")
+
+
+def _group_order(group_id: _Group) -> tuple[bool, str]:
+    """Groups in ascending order, the Organization's rows (``None``) last: Arrow's and DuckDB's
+    order of UTF-8 text is Python's order of ``str``."""
+    return (group_id is None, group_id or "")
+
+
+class _RowGroups(Generic[_T]):
+    """Which rows make up each row group of each partition file. Rows arrive in log order, in
+    pieces (one per Group per input batch); a Group's pieces wait until they hold
+    ``_ROWS_PER_WRITE`` rows, or until all Groups' together hold ``_MAX_BUFFERED_ROWS``, and then
+    make one row group. The pieces are the rows themselves or, to plan an export, their counts:
+    both give the same row groups, which is what keeps the files byte for byte the same."""
+
+    def __init__(self) -> None:
+        self._pending: dict[_Group, list[_T]] = {}
+        self._pending_rows: dict[_Group, int] = {}
+        self._buffered = 0
+        self.counts: dict[_Group, int] = {}
+
+    def add(self, group_id: _Group, rows: int, piece: _T) -> list[tuple[_Group, list[_T]]]:
+        """Buffer a piece of ``rows`` rows; return the row groups it completes."""
+        self._pending.setdefault(group_id, []).append(piece)
+        self._pending_rows[group_id] = self._pending_rows.get(group_id, 0) + rows
+        self.counts[group_id] = self.counts.get(group_id, 0) + rows
+        self._buffered += rows
+        if self._pending_rows[group_id] >= _ROWS_PER_WRITE:
+            return self._take([group_id])
+        if self._buffered >= _MAX_BUFFERED_ROWS:
+            return self._take(list(self._pending))
+        return []
+
+    def rest(self) -> list[tuple[_Group, list[_T]]]:
+        """The row groups of whatever is still buffered."""
+        return self._take(list(self._pending))
+
+    def _take(self, groups: list[_Group]) -> list[tuple[_Group, list[_T]]]:
+        out = []
+        for group_id in groups:
+            pieces = self._pending.pop(group_id, [])
+            self._buffered -= self._pending_rows.pop(group_id, 0)
+            if pieces:
+                out.append((group_id, pieces))
+        return out
+
+
 class _PartitionedWriter:
     """Splits Arrow batches by Group and appends them to one Parquet file per partition, in
-    row groups of about ``_ROWS_PER_WRITE`` rows; rows keep their order within a partition."""
+    row groups of about ``_ROWS_PER_WRITE`` rows (``_RowGroups``); rows keep their order within
+    a partition."""
 
     def __init__(self, root: Path, schema: pa.Schema) -> None:
         self._root = root
         self._schema = schema
-        self._writers: dict[str | None, pq.ParquetWriter] = {}
-        self._pending: dict[str | None, list[pa.RecordBatch]] = {}
-        self._pending_rows: dict[str | None, int] = {}
-        self._buffered = 0
-        self.counts: dict[str | None, int] = {}
+        self._writers: dict[_Group, pq.ParquetWriter] = {}
+        self._row_groups: _RowGroups[pa.RecordBatch] = _RowGroups()
+        self.counts = self._row_groups.counts
         self.files: list[Path] = []
 
     def add(self, batch: pa.RecordBatch) -> None:
-        """Route each row of ``batch`` to its Group's partition."""
+        """Route each row of ``batch`` (rows in log order) to its Group's partition."""
         if batch.num_rows == 0:
             return
         groups = batch.column("group_id")
@@ -253,23 +321,13 @@ class _PartitionedWriter:
             self._buffer(group_id, ordered.slice(start, length))
             start += length
 
-    def _buffer(self, group_id: str | None, batch: pa.RecordBatch) -> None:
-        self._pending.setdefault(group_id, []).append(batch)
-        self._pending_rows[group_id] = self._pending_rows.get(group_id, 0) + batch.num_rows
-        self.counts[group_id] = self.counts.get(group_id, 0) + batch.num_rows
-        self._buffered += batch.num_rows
-        if self._pending_rows[group_id] >= _ROWS_PER_WRITE:
-            self._flush(group_id)
-        elif self._buffered >= _MAX_BUFFERED_ROWS:
-            for pending in list(self._pending):
-                self._flush(pending)
+    def _buffer(self, group_id: _Group, batch: pa.RecordBatch) -> None:
+        for group, pieces in self._row_groups.add(group_id, batch.num_rows, batch):
+            self.write(group, pieces)
 
-    def _flush(self, group_id: str | None) -> None:
-        batches = self._pending.pop(group_id, [])
-        rows = self._pending_rows.pop(group_id, 0)
-        if batches:
-            self.open(group_id).write_table(pa.Table.from_batches(batches, schema=self._schema))
-            self._buffered -= rows
+    def write(self, group_id: _Group, pieces: list[pa.RecordBatch]) -> None:
+        """Append one row group to a Group's partition file."""
+        self.open(group_id).write_table(pa.Table.from_batches(pieces, schema=self._schema))
 
     def open(self, group_id: str | None) -> pq.ParquetWriter:
         """The writer of a Group's partition file, created on first use."""
@@ -284,8 +342,8 @@ class _PartitionedWriter:
         return writer
 
     def close(self) -> None:
-        for group_id in list(self._pending):
-            self._flush(group_id)
+        for group_id, pieces in self._row_groups.rest():
+            self.write(group_id, pieces)
         for writer in self._writers.values():
             writer.close()
 
@@ -309,6 +367,117 @@ def _write_dataset(
             writer.open(None)
     finally:
         writer.close()
+    return writer.summary()
+
+
+@runtime_checkable
+class GroupSortedSource(ArrowLogSource, Protocol):
+    """A store that also sorts a log table by Group itself and counts its rows per Group per
+    batch (``DuckDBLogStore`` does): the fast path of the export."""
+
+    def arrow_batches(
+        self,
+        table: str,
+        *,
+        upto_position: int | None = None,
+        batch_rows: int = ...,
+        by_group: bool = ...,
+    ) -> Iterator[pa.RecordBatch]: ...
+
+    def group_counts(
+        self, table: str, *, upto_position: int, batch_rows: int
+    ) -> list[tuple[int, str | None, int]]: ...
+
+    def last_position(self, table: str) -> int: ...
+
+
+def _plan(
+    counts: list[tuple[int, _Group, int]],
+) -> tuple[list[tuple[_Group, list[int]]], dict[_Group, int]]:
+    """The row groups ``_write_dataset`` makes of position-ordered batches holding ``counts``
+    (``(batch, group, rows)``), as lists of piece lengths in the order it writes them, and the
+    rows per Group in the order it first meets them."""
+    row_groups: _RowGroups[int] = _RowGroups()
+    planned: list[tuple[_Group, list[int]]] = []
+    for _batch, group_id, rows in sorted(counts, key=lambda c: (c[0], _group_order(c[1]))):
+        planned += row_groups.add(group_id, rows, rows)
+    return planned + row_groups.rest(), row_groups.counts
+
+
+class _Runs:
+    """Consecutive rows of a group-sorted stream of batches, cut without copying unless a
+    piece spans two batches."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch]) -> None:
+        self._batches = batches
+        self._current: pa.RecordBatch | None = None
+        self._offset = 0
+
+    def take(self, rows: int) -> pa.RecordBatch:
+        """The next ``rows`` rows (fewer only at the end of the stream)."""
+        parts = []
+        while rows:
+            if self._current is None or self._offset == self._current.num_rows:
+                following = next(self._batches, None)
+                if following is None:
+                    break
+                self._current, self._offset = following, 0
+            part = self._current.slice(self._offset, rows)
+            self._offset += part.num_rows
+            rows -= part.num_rows
+            parts.append(part)
+        if not parts:
+            raise StopIteration
+        return parts[0] if len(parts) == 1 else pa.concat_batches(parts)
+
+    def exhausted(self) -> bool:
+        if self._current is not None and self._offset < self._current.num_rows:
+            return False
+        return all(b.num_rows == 0 for b in self._batches)
+
+
+def _write_group_sorted(
+    root: Path, schema: pa.Schema, store: GroupSortedSource, table: str, upto: int
+) -> DatasetSummary | None:
+    """``_write_dataset`` of a log table, byte for byte, from batches DuckDB sorted by
+    ``(group, position)``: no per-batch sort and take in Python, pieces sliced without copying.
+    The row groups are planned from the rows per Group per batch (``_plan``); ``None`` when
+    the table's positions are not ``1..upto`` (the plan would not hold)."""
+    counts = store.group_counts(table, upto_position=upto, batch_rows=_READ_ROWS)
+    planned, rows_by_group = _plan(counts)
+    if sum(rows_by_group.values()) != upto:
+        return None
+    by_group: dict[_Group, list[list[int]]] = {}
+    for group_id, pieces in planned:
+        by_group.setdefault(group_id, []).append(pieces)
+    writer = _PartitionedWriter(root, schema)
+    runs = _Runs(
+        store.arrow_batches(table, upto_position=upto, batch_rows=_READ_ROWS, by_group=True)
+    )
+    try:
+        # Files are opened in the order the plain path opens them (the summary lists them so).
+        for group_id, _pieces in planned:
+            writer.open(group_id)
+        for group_id in sorted(by_group, key=_group_order):
+            for pieces in by_group[group_id]:
+                try:
+                    batches = [runs.take(n) for n in pieces]
+                except StopIteration:
+                    batches = []
+                if (
+                    sum(b.num_rows for b in batches) != sum(pieces)
+                    or batches[0].column("group_id")[0].as_py() != group_id
+                    or batches[-1].column("group_id")[-1].as_py() != group_id
+                ):
+                    raise RuntimeError(f"{table} changed during the export")
+                writer.write(group_id, batches)
+        if not runs.exhausted():
+            raise RuntimeError(f"{table} changed during the export")
+        if not planned:
+            writer.open(None)
+    finally:
+        writer.close()
+    writer.counts.update(rows_by_group)
     return writer.summary()
 
 
@@ -336,11 +505,17 @@ def export_parquet(
     out.mkdir(parents=True, exist_ok=True)
 
     position, chain = store.chain_head()
-    written = {
-        name: _write_dataset(out / name, log_table_schema(table), _source(store, table, position))
-        for name, table in zip(DATASETS, _TABLES, strict=True)
-    }
-    summary = ExportSummary(
+    written = {}
+    for name, table in zip(DATASETS, _TABLES, strict=True):
+        schema = log_table_schema(table)
+        summary = None
+        if isinstance(store, GroupSortedSource):
+            upto = position if table == "log_events" else store.last_position(table)
+            summary = _write_group_sorted(out / name, schema, store, table, upto)
+        if summary is None:  # the plain path: any LogStore
+            summary = _write_dataset(out / name, schema, _source(store, table, position))
+        written[name] = summary
+    result = ExportSummary(
         out_dir=out,
         events=written["events"],
         receipts=written["receipts"],
@@ -348,9 +523,9 @@ def export_parquet(
         chain_head=(position, chain.hex()),
         manifest=manifest,
     )
-    manifest.write_text(_manifest_json(summary), encoding="utf-8")
+    manifest.write_text(_manifest_json(result), encoding="utf-8")
     (out / SPARK_VIEWS).write_text(_spark_views(), encoding="utf-8")
-    return summary
+    return result
 
 
 def _spark_views() -> str:
