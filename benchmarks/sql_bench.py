@@ -331,7 +331,7 @@ def _measure(
             values=rates,
             ceiling=Measure("DuckDB COPY log_events TO parquet (zstd)", "Events/s", tuple(raw)),
             ratio_meaning="share of DuckDB's own single-file export rate",
-            target=Target(text="≥ 300,000/s", at_least=300_000),
+            target=Target(text="≥ 1.0 of DuckDB's COPY of the Events", ratio_at_least=1.0),
             parameters={
                 "events": events,
                 "receipts": built["log_receipts"],
