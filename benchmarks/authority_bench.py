@@ -361,11 +361,12 @@ def _figure_3(log: GroupLog, store: DuckDBLogStore, sizes: Sizes) -> list[Entry]
             values=verified,
             ceiling=Measure("raw pynacl Ed25519 verify", "Events/s", tuple(raw)),
             ratio_meaning="share of the same-run raw verification rate",
-            target=Target(text="≥ 80% of ceiling", ratio_at_least=0.80),
+            target=Target(text="≥ 0.5 of ceiling", ratio_at_least=0.5),
             parameters={"events": events, "ceiling_sample": len(sample)},
             notes=(
                 "rebuild_projections(verify_signatures=True): the six stages of §6.4 per Event "
-                "(schema, strict Ed25519 checks, canonical bytes) before evolve."
+                "(schema, strict Ed25519 checks), signing bytes cut from the stored text, the "
+                "equations on two threads (store/verified_replay.py)."
             ),
         ),
     ]

@@ -294,6 +294,102 @@ def test_replay_with_signature_checks_gives_the_same_state_and_refuses_a_forgery
     forged.close()
 
 
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["a", "signature", "value", "zz", "é"]), inner, max_size=3
+        )
+    ),
+    max_leaves=12,
+)
+_ENVELOPE = st.fixed_dictionaries(
+    {"algorithm": st.just("Ed25519"), "keyId": st.text(max_size=5), "value": st.text(max_size=8)}
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["aa", "payload", "sequence", "sig", "subject", "zz"]), _JSON),
+    _ENVELOPE,
+    st.booleans(),
+)
+def test_signing_bytes_cut_from_stored_text_are_the_canonical_ones(
+    members: dict[str, Any], envelope: dict[str, str], nest_a_copy: bool
+) -> None:
+    """Cutting the top-level ``signature`` member out of a document's canonical text gives
+    ``signing_bytes``; where a copy of the member nested after it is cut instead, the bytes still
+    hold the signature, so no signature can verify over them (the fast path then falls back)."""
+    from mwp_local.protocol.signing import signing_bytes, stored_signing_bytes
+
+    document = {**members, "signature": envelope}
+    if nest_a_copy:
+        document["zz"] = {"signature": envelope}
+    text = jcs.canonicalize(document).decode("utf-8")
+    cut = stored_signing_bytes(document, text)
+    assert cut is not None
+    if cut != signing_bytes(document):
+        member = b'"signature":' + jcs.canonicalize(envelope)
+        assert member in cut
+    else:
+        assert cut == signing_bytes(document)
+
+
+def test_the_verified_rebuild_fast_path_gives_the_plain_state_and_the_plain_refusals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``replay_verified`` (signing bytes cut from the stored text, equations on two threads)
+    folds the plain path's state; on a forged log it gives up, and ``rebuild_projections``
+    raises exactly what the plain verified replay raises."""
+    import duckdb
+
+    from mwp_local.store import verified_replay
+    from mwp_local.store.group_log import GroupLog, _documents, replay
+    from mwp_local.store.verified_replay import replay_verified
+    from tests.authority.world import LoggedWorld
+
+    path = tmp_path / "log.duckdb"
+    world = LoggedWorld(DuckDBLogStore(path))
+    world.bootstrap()
+    world.create_mission()
+    world.run_to_submitted("urn:mwp-local:work:fast")
+    monkeypatch.setattr(verified_replay, "BATCH", 4)  # many batches, and a full window
+    monkeypatch.setattr(verified_replay, "IN_FLIGHT", 2)
+    store = world.log.store
+    assert store.event_count() > 4 * 3
+    fast = replay_verified(world.org, store, _documents(store))
+    assert fast is not None
+    assert projection_rows(fast) == projection_rows(
+        replay(world.org, store, verify_signatures=True)
+    )
+    store.close()
+    forgeries = {
+        "signature-mismatch": "replace(document, 'Implement', 'Imp1ement')",
+        "key-unknown": 'replace(document, \'"keyId":"\', \'"keyId":"x\')',
+    }
+    for expected, forge in forgeries.items():
+        copy = tmp_path / f"{expected}.duckdb"
+        copy.write_bytes(path.read_bytes())
+        with duckdb.connect(str(copy)) as con:
+            con.execute(
+                f"UPDATE log_events SET document = {forge} WHERE position = "
+                "(SELECT max(position) FROM log_events WHERE kind = 'work.authorized')"
+            )
+        forged = DuckDBLogStore(copy)
+        assert replay_verified(world.org, forged, _documents(forged)) is None
+        with pytest.raises(ProtocolError) as plain:
+            replay(world.org, forged, verify_signatures=True)
+        with pytest.raises(ProtocolError) as rebuilt:
+            GroupLog(world.org, forged).rebuild_projections(verify_signatures=True)
+        assert (rebuilt.value.code, rebuilt.value.stage, rebuilt.value.reason) == (
+            plain.value.code,
+            plain.value.stage,
+            plain.value.reason,
+        )
+        forged.close()
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(), min_size=1, max_size=4))
 def test_derived_uuid_formats_what_uuid_makes_of_the_digest(parts: list[str]) -> None:

@@ -324,6 +324,61 @@ def verify_parsed(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PendingEquation:
+    """Stage 6 of a document whose stages 2-5 passed (``verify_stored``): the Ed25519 equation
+    over its signing bytes, to evaluate on any thread (libsodium releases the GIL)."""
+
+    public_key: bytes
+    parts: ed25519.SignatureParts
+    message: bytes
+
+    def holds(self) -> bool:
+        """Whether the signature verifies."""
+        return ed25519.equation_holds(self.public_key, self.parts, self.message)
+
+
+def stored_signing_bytes(document: Mapping[str, Any], text: str) -> bytes | None:
+    """The signing bytes of a parsed document cut from ``text``, the RFC 8785 text it was stored
+    as: the text without its top-level ``signature`` member, no re-encoding. ``None`` when the
+    member is not found as canonical text has it (the caller then canonicalizes).
+
+    Canonical text is its members sorted and joined by commas, so removing one member leaves
+    the canonical text of the rest. A copy of the member nested deeper cannot be cut instead
+    and still verify: it would hold the signature over the bytes that contain it."""
+    member = '"signature":' + canonicalize(document["signature"]).decode("utf-8")
+    at = text.rfind("," + member)
+    if at >= 0:
+        cut = text[:at] + text[at + 1 + len(member) :]
+    elif text.startswith("{" + member + ","):
+        cut = "{" + text[len(member) + 2 :]
+    elif text == "{" + member + "}":
+        cut = "{}"
+    else:
+        return None
+    return cut.encode("utf-8")
+
+
+def verify_stored(
+    profile: SignedDocumentProfile, document: Any, text: str, registry: RegistryEvidence
+) -> PendingEquation:
+    """Stages 2-5 of ``verify_parsed`` on a document read back with its stored text, the
+    signing bytes cut from the text (``stored_signing_bytes``); returns stage 6 to evaluate.
+
+    A fast path for replaying a log: a raised error or an equation that does not hold is not
+    the first failure ``verify_parsed`` would report (stage 3's deferred check is skipped), so
+    a caller that meets one runs ``verify_parsed`` for the diagnosis."""
+    _stage_schema(profile, document)
+    signer, parts, protected, _deferred = _stage_envelope(profile, document)
+    binding, _organization_id = _stage_key_resolution(
+        registry, document["signature"]["keyId"], signer, protected
+    )
+    message = stored_signing_bytes(document, text)
+    if message is None:
+        message = signing_bytes(document)
+    return PendingEquation(binding.key_bytes, parts, message)
+
+
 def _stage_schema(profile: SignedDocumentProfile, document: Any) -> None:
     try:
         documents.validate(profile.schema_name, document)
