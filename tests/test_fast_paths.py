@@ -418,13 +418,13 @@ def test_an_idle_policy_is_asked_again_once_its_view_or_the_instant_changed(
     runtime = AgentRuntime(org, org.get("mission-owner"), fake)
     t = sandbox.clock.now_us()
 
-    def asked(now_us: int, **kwargs: Any) -> int:
-        runtime.intents(now_us, **kwargs)
+    def asked(now_us: int, *, skip_idle: bool = True) -> int:
+        runtime.intents(now_us, skip_idle=skip_idle)
         return fake.asked
 
     assert asked(t) == 1
     assert asked(t) == 1  # nothing changed: not asked again
-    assert asked(t, fresh=True) == 2  # the plain path asks anyway
+    assert asked(t, skip_idle=False) == 2  # the plain path asks anyway
     assert asked(t + 1) == 3 and asked(t + 1) == 3  # a new instant
     assert runtime.deliver([]) == 0 and asked(t + 1) == 3  # nothing released
     assert runtime.deliver(list(sandbox.log.store.event_documents())) > 0
@@ -450,7 +450,7 @@ def test_an_idle_policy_is_asked_again_once_its_view_or_the_instant_changed(
     assert asked(t + 1) == 7
     other = _Wants()
     runtime.policy = other  # a new policy is always asked
-    assert runtime.intents(t + 1) == [] and other.asked == 1
+    assert runtime.intents(t + 1, skip_idle=True) == [] and other.asked == 1
     runtime.policy = fake
     fake.wanted = [Intent(kind="x", payload={}, group=None)]
     runtime.changed()

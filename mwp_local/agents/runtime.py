@@ -270,20 +270,22 @@ class AgentRuntime:
 
     # ------------------------------------------------------------------ acting
 
-    def intents(self, now_us: int, *, fresh: bool = False) -> list[Intent]:
+    def intents(self, now_us: int, *, skip_idle: bool = False) -> list[Intent]:
         """What the policy wants to do now (minus Intents refused since the last new Event);
         nothing while Events of its own accepted Commands are still on their way.
 
-        A policy that wanted nothing is not asked again at the same instant until something
-        it decides from changed (``changed``): a decision that wants nothing only settles the
+        With ``skip_idle`` (step mode), a policy that wanted nothing is not asked again at the
+        same instant until something it decides from changed: a released Event, an outcome, or
+        what a driver reports with ``changed``. A decision that wants nothing only settles the
         policy's own books (forgotten slots, the Scheduler's queues), so asking again would
-        answer nothing again. ``fresh`` asks anyway (the plain path, for tests)."""
+        answer nothing again. Whoever changes the policy's state by other means (a test
+        setting a slot's fields) asks without ``skip_idle`` or calls ``changed``."""
         if self._awaiting:
             return []  # read your own writes first: the view lacks Events it caused
         idle = self._idle
         policy = self.policy
         if (
-            not fresh
+            skip_idle
             and idle is not None
             and idle[0] == now_us
             and idle[1] == self._generation

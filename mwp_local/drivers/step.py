@@ -98,8 +98,8 @@ class StepDriver:
                     return self.perform(self._runtime(buffered.agent), buffered.intent, now)
             for runtime in self.runtimes:
                 self.serve(runtime, now)
-            fresh = self.ask_every_agent
-            ready = [(r, i) for r in self.runtimes if (i := r.intents(now, fresh=fresh))]
+            skip = not self.ask_every_agent
+            ready = [(r, i) for r in self.runtimes if (i := r.intents(now, skip_idle=skip))]
             if ready:
                 runtime, intents = ready[self.rng.randrange(len(ready))]
                 return self.perform(runtime, intents[0], now)
