@@ -186,6 +186,8 @@ class LargeRun:
     """What one run of the large mission did and cost."""
 
     actions: int
+    #: WorkItems the mission plans.
+    work_items: int
     #: CPU seconds of the process (every thread) inside ``Sandbox.run``.
     cpu_s: float
     wall_s: float
@@ -228,7 +230,9 @@ def _run_large(sizes: Sizes, mode: str, per_mission: int | None = None) -> Large
         f"time, {summary.events} Events, {summary.simulated_seconds:.0f} simulated seconds; "
         f"Missions: {missions}{'' if summary.finished else '; NOT finished within the limit'}"
     )
-    return LargeRun(actions=max(1, summary.steps), cpu_s=cpu, wall_s=wall, notes=notes)
+    return LargeRun(
+        actions=max(1, summary.steps), work_items=planned, cpu_s=cpu, wall_s=wall, notes=notes
+    )
 
 
 def _poc_once(work: Path) -> tuple[float | None, str]:
@@ -296,7 +300,6 @@ def figure_6(sizes: Sizes) -> list[Entry]:
                 "wall time follows the simulated time, and under CPU starvation Coordinator "
                 "leases can lapse (then the MissionOwner re-appoints, or cancels)"
             )
-        per_mission = sizes.work_per_mission if mode == "step" else sizes.threads_work_per_mission
         entries.append(
             Entry(
                 figure=figure,
@@ -305,7 +308,7 @@ def figure_6(sizes: Sizes) -> list[Entry]:
                 values=[r.actions_per_cpu_s for r in runs],
                 target=target,
                 parameters={
-                    "work_items": per_mission * sizes.groups,
+                    "work_items": runs[-1].work_items,
                     "wall_s": [round(r.wall_s, 1) for r in runs],
                 },
                 notes=notes,
@@ -314,8 +317,7 @@ def figure_6(sizes: Sizes) -> list[Entry]:
     small = [
         _run_large(sizes, "step", sizes.growth_work_per_mission) for _ in range(sizes.large_reps)
     ]
-    small_items = sizes.growth_work_per_mission * sizes.groups
-    large_items = sizes.work_per_mission * sizes.groups
+    small_items, large_items = small[-1].work_items, step_runs[-1].work_items
     entries.append(
         Entry(
             figure="6d",

@@ -83,5 +83,5 @@ def test_scenario_figures_run_the_poc_and_the_large_mission_in_both_modes(
         assert scenario[figure]["unit"] == "actions/CPU-s"
         assert scenario[figure]["target"].startswith("≥ 3 × ")
     growth = scenario["6d"]  # the cost per action at the full size against a tenth of it
-    assert growth["unit"] == "ms/action" and growth["target"] == "≤ 1.2 × the cost at 4"
+    assert growth["unit"] == "ms/action" and growth["target"].startswith("≤ 1.2 × the cost at ")
     assert growth["ratio"] == pytest.approx(growth["median"] / growth["ceiling"]["median"], 1e-3)
