@@ -7,6 +7,8 @@ Usage::
     python benchmarks/run.py --only 1,4      # some figures only
     python benchmarks/run.py --output PATH   # where results.json goes
     python benchmarks/run.py --only 6 --threads-work-per-mission 250   # 6c at 2,000 WorkItems
+    python benchmarks/run.py --only 6 --work-per-mission 50 --growth-work-per-mission 5 \
+        --threads-work-per-mission 50       # figure 6 at a fifth of its size
     python benchmarks/run.py --markdown benchmarks/results.json   # its Markdown table
 
 Prints a table and writes ``results.json`` (``benchmarks/results.json`` by default; a quick run
@@ -55,6 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated figures, e.g. 1,4")
     parser.add_argument("--output", type=Path, help="where to write results.json")
     parser.add_argument(
+        "--work-per-mission",
+        type=int,
+        help="WorkItems per Mission of figures 6b and 6d (step mode; 250 gives 2,000 WorkItems)",
+    )
+    parser.add_argument(
+        "--growth-work-per-mission",
+        type=int,
+        help="WorkItems per Mission of the small run figure 6d compares with (25: 200)",
+    )
+    parser.add_argument(
         "--threads-work-per-mission",
         type=int,
         help="WorkItems per Mission of figure 6c (threads mode; 250 gives 2,000 WorkItems)",
@@ -97,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         (
             "6",
             "scenario wall times",
-            lambda: scenario_bench.figure_6(_scenario(args.quick, args.threads_work_per_mission)),
+            lambda: scenario_bench.figure_6(_scenario(args)),
         ),
         ("7", "import time", lambda: misc_bench.figure_7(_misc(args.quick))),
     ]
@@ -149,11 +161,14 @@ def _misc(quick: bool) -> misc_bench.Sizes:
     return misc_bench.QUICK if quick else misc_bench.FULL
 
 
-def _scenario(quick: bool, threads_work_per_mission: int | None) -> scenario_bench.Sizes:
-    sizes = scenario_bench.QUICK if quick else scenario_bench.FULL
-    if threads_work_per_mission is not None:
-        sizes = dataclasses.replace(sizes, threads_work_per_mission=threads_work_per_mission)
-    return sizes
+def _scenario(args: argparse.Namespace) -> scenario_bench.Sizes:
+    sizes = scenario_bench.QUICK if args.quick else scenario_bench.FULL
+    chosen = {
+        name: value
+        for name in ("work_per_mission", "growth_work_per_mission", "threads_work_per_mission")
+        if (value := getattr(args, name)) is not None
+    }
+    return dataclasses.replace(sizes, **chosen)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,12 @@
 * the Authority's stored texts equal ``canonicalize`` of the documents; replay with signature
   verification gives the same state and refuses a forged Event;
 * ``derived_uuid``'s own formatting against ``uuid.UUID(bytes=..., version=4)``;
-* ``is_protocol_id``'s one-character-class shortcut against the full RFC 3986 grammar.
+* ``is_protocol_id``'s one-character-class shortcut against the full RFC 3986 grammar;
+* step mode not asking again an agent that wanted nothing at the same instant with nothing
+  changed (``AgentRuntime.intents``) against asking every agent at every step;
+* the Parquet export sorted by DuckDB by (group, position) against the plain path, byte for byte;
+* the verified rebuild's signing bytes cut from the stored text against re-encoding, and its state
+  and refusals against the plain verified replay.
 
 No speed is measured here.
 """
@@ -27,6 +32,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mwp_local.agents.base import BasePolicy, Intent
 from mwp_local.protocol import ed25519, ids, jcs
 from mwp_local.protocol.errors import ProtocolError
 from mwp_local.protocol.ids import derived_uuid
@@ -514,3 +520,129 @@ def test_the_group_sorted_export_writes_the_plain_paths_bytes(
             assert parquet._write_group_sorted(direct, schema, store, "log_events", last)
     finally:
         store.close()
+
+
+# --------------------------------------------------------------------------- step mode
+
+
+_SAMPLES = Path(__file__).resolve().parents[1] / "sample_missions"
+
+
+def _step_run(directory: Path, mission: Path, seed: int, *, every: bool) -> dict[str, Any]:
+    from mwp_local.drivers.sandbox import Sandbox
+
+    sandbox = Sandbox(directory, mission, seed=seed, worker_files=False)
+    sandbox.driver.ask_every_agent = every
+    asked = 0
+    for runtime in sandbox.runtimes:  # count the policies' decisions, to see the shortcut work
+        decide = runtime.policy.decide
+
+        def counted(view: Any, now_us: int, decide: Any = decide) -> Any:
+            nonlocal asked
+            asked += 1
+            return decide(view, now_us)
+
+        runtime.policy.decide = counted  # type: ignore[method-assign]
+    summary = sandbox.run(max_steps=5_000)
+    store = sandbox.log.store
+    seen = {
+        "events": list(store.event_documents()),
+        "receipts": list(store.receipts()),
+        "rejections": store.rejections(),
+        "history": sandbox.history,
+        "queues": {r.name: r.work_queues() for r in sandbox.runtimes},
+        "finished": summary.finished,
+    }
+    sandbox.close()
+    return {"seen": seen, "asked": asked}
+
+
+@pytest.mark.parametrize(
+    ("mission", "seed"),
+    [("learn", 1), ("learn", 7), ("retries", 3), ("delivery", 5), ("child", 2)],
+)
+def test_step_mode_skipping_idle_agents_gives_the_bytes_and_steps_of_asking_everyone(
+    tmp_path: Path, mission: str, seed: int
+) -> None:
+    path = _SAMPLES / f"{mission}.toml"
+    plain = _step_run(tmp_path / "plain", path, seed, every=True)
+    fast = _step_run(tmp_path / "fast", path, seed, every=False)
+    assert plain["seen"]["events"], "the run wrote nothing"
+    assert fast["seen"] == plain["seen"]
+    assert fast["asked"] < plain["asked"], "the shortcut skipped no decision"
+
+
+class _Wants(BasePolicy):
+    """A policy that wants what it is told to, counting how often it is asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.wanted: list[Intent] = []
+        self.calls: list[Any] = []
+        self.answered = 0
+
+    def decide(self, view: Any, now_us: int) -> list[Intent]:
+        self.asked += 1
+        return list(self.wanted)
+
+    def external_calls(self, now_us: int) -> list[Any]:
+        calls, self.calls = self.calls, []
+        return calls
+
+    def on_external(self, call: Any, *, ok: bool, refused: bool = False) -> None:
+        self.answered += 1
+
+
+def test_an_idle_policy_is_asked_again_once_its_view_or_the_instant_changed(
+    tmp_path: Path,
+) -> None:
+    from types import SimpleNamespace
+
+    from mwp_local.agents.runtime import AgentRuntime
+    from mwp_local.agents.worker.slots import ExternalCall
+    from mwp_local.drivers.sandbox import Sandbox
+
+    sandbox = Sandbox(tmp_path / "s", _SAMPLES / "learn.toml", worker_files=False)
+    org = sandbox.log.org
+    fake = _Wants()
+    runtime = AgentRuntime(org, org.get("mission-owner"), fake)
+    t = sandbox.clock.now_us()
+
+    def asked(now_us: int, *, skip_idle: bool = True) -> int:
+        runtime.intents(now_us, skip_idle=skip_idle)
+        return fake.asked
+
+    assert asked(t) == 1
+    assert asked(t) == 1  # nothing changed: not asked again
+    assert asked(t, skip_idle=False) == 2  # the plain path asks anyway
+    assert asked(t + 1) == 3 and asked(t + 1) == 3  # a new instant
+    assert runtime.deliver([]) == 0 and asked(t + 1) == 3  # nothing released
+    assert runtime.deliver(list(sandbox.log.store.event_documents())) > 0
+    assert asked(t + 1) == 4  # released Events
+    runtime.outcome(Intent(kind="x", payload={}, group=None), SimpleNamespace(ok=False), t)
+    assert asked(t + 1) == 5  # an outcome
+    runtime.changed()
+    assert asked(t + 1) == 6  # a driver says so
+    call = ExternalCall(
+        slot_id="slot-0",
+        work_item_id="urn:x",
+        resource="r",
+        operation="write",
+        operation_id="op",
+        idempotency_key="k",
+        attempt=1,
+        token=SimpleNamespace(agent_id="someone else"),  # type: ignore[arg-type]
+    )
+    fake.calls = [call]
+    sandbox.serve(runtime, t + 1)  # answers the slot's external call (refused: not its token)
+    assert fake.answered == 1 and asked(t + 1) == 7
+    sandbox.serve(runtime, t + 1)  # nothing to serve
+    assert asked(t + 1) == 7
+    other = _Wants()
+    runtime.policy = other  # a new policy is always asked
+    assert runtime.intents(t + 1, skip_idle=True) == [] and other.asked == 1
+    runtime.policy = fake
+    fake.wanted = [Intent(kind="x", payload={}, group=None)]
+    runtime.changed()
+    assert asked(t + 1) == 8 and asked(t + 1) == 9  # a policy that wants something: every time
+    sandbox.close()

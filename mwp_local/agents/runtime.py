@@ -101,6 +101,12 @@ class AgentRuntime:
     _awaiting: dict[str, set[str]] = field(default_factory=dict, init=False)
     #: ... and the outcomes the policy learns once they have arrived.
     _deferred: dict[str, tuple[Intent, Outcome, int]] = field(default_factory=dict, init=False)
+    #: Bumped by whatever may change what the policy decides: a released Event, an outcome,
+    #: a driver serving its slots (``changed``).
+    _generation: int = field(default=0, init=False)
+    #: ``(now, generation, policy)`` when the policy last decided it wants nothing (see
+    #: ``intents``).
+    _idle: tuple[int, int, Policy] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.replica = AuthorityState(
@@ -144,6 +150,9 @@ class AgentRuntime:
         for key in [k for k in self._deferred if k not in self._awaiting]:
             intent, outcome, at_us = self._deferred.pop(key)
             self.policy.on_outcome(self.view, intent, outcome, at_us)
+            self.changed()
+        if released:
+            self.changed()
         return released
 
     def _reconsider(self, event: dict[str, Any]) -> None:
@@ -261,12 +270,38 @@ class AgentRuntime:
 
     # ------------------------------------------------------------------ acting
 
-    def intents(self, now_us: int) -> list[Intent]:
+    def intents(self, now_us: int, *, skip_idle: bool = False) -> list[Intent]:
         """What the policy wants to do now (minus Intents refused since the last new Event);
-        nothing while Events of its own accepted Commands are still on their way."""
+        nothing while Events of its own accepted Commands are still on their way.
+
+        With ``skip_idle`` (step mode), a policy that wanted nothing is not asked again at the
+        same instant until something it decides from changed: a released Event, an outcome, or
+        what a driver reports with ``changed``. A decision that wants nothing only settles the
+        policy's own books (forgotten slots, the Scheduler's queues), so asking again would
+        answer nothing again. Whoever changes the policy's state by other means (a test
+        setting a slot's fields) asks without ``skip_idle`` or calls ``changed``."""
         if self._awaiting:
             return []  # read your own writes first: the view lacks Events it caused
-        return [i for i in self.policy.decide(self.view, now_us) if _key(i) not in self._refused]
+        idle = self._idle
+        policy = self.policy
+        if (
+            skip_idle
+            and idle is not None
+            and idle[0] == now_us
+            and idle[1] == self._generation
+            and idle[2] is policy
+        ):
+            return []
+        wanted = policy.decide(self.view, now_us)
+        self._idle = None if wanted else (now_us, self._generation, policy)
+        return [i for i in wanted if _key(i) not in self._refused]
+
+    def changed(self) -> int:
+        """Note that something the policy decides from changed besides released Events and
+        outcomes (a driver granted a slot a token or answered its external call): the next
+        ``intents`` asks the policy again. Returns the new generation."""
+        self._generation += 1
+        return self._generation
 
     def next_wakeup(self, now_us: int) -> int | None:
         """When the policy next wants to act."""
@@ -305,6 +340,7 @@ class AgentRuntime:
         """Tell the policy what became of its Intent: at once, or, for an accepted Command whose
         Events have not reached this agent yet, as soon as they have (so the policy reads its
         own writes)."""
+        self.changed()
         if outcome.ok:
             self.accepted += 1
             records = getattr(outcome, "events", ())

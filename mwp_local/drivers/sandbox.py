@@ -328,9 +328,11 @@ class Sandbox:
             except ProtocolError:
                 continue  # the lease is gone: the slot will learn it from the Events
             policy.grant_token(request.slot_id, token)
+            runtime.changed()
         for call in policy.external_calls(now_us):
             record = self.external.perform(runtime.member.id, call, now_us)
             policy.on_external(call, ok=record.ok, refused=record.outcome == "refused")
+            runtime.changed()
 
     def _store_blobs(self, blobs: dict[str, bytes]) -> None:
         for expected, content in blobs.items():

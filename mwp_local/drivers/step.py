@@ -63,6 +63,10 @@ class StepDriver:
         self.stopped: str | None = None
         self.steps = 0
         self.history: list[StepReport] = []
+        #: Ask every agent's policy at every step, even one that wanted nothing at this instant
+        #: and whose view has not changed since (the plain path ``AgentRuntime.intents`` skips;
+        #: tests compare the two).
+        self.ask_every_agent = False
 
     def _runtime(self, name: str) -> AgentRuntime:
         return next(r for r in self.runtimes if r.name == name)
@@ -94,7 +98,8 @@ class StepDriver:
                     return self.perform(self._runtime(buffered.agent), buffered.intent, now)
             for runtime in self.runtimes:
                 self.serve(runtime, now)
-            ready = [(r, i) for r in self.runtimes if (i := r.intents(now))]
+            skip = not self.ask_every_agent
+            ready = [(r, i) for r in self.runtimes if (i := r.intents(now, skip_idle=skip))]
             if ready:
                 runtime, intents = ready[self.rng.randrange(len(ready))]
                 return self.perform(runtime, intents[0], now)

@@ -75,9 +75,15 @@ def test_scenario_figures_run_the_poc_and_the_large_mission_in_both_modes(
     results: dict[str, Any],
 ) -> None:
     scenario = {e["figure"]: e for e in results["entries"] if e["figure"].startswith("6")}
-    assert set(scenario) == {"6a", "6b", "6c"}
+    assert set(scenario) == {"6a", "6b", "6c", "6d"}
     assert scenario["6a"]["status"] == "measured", scenario["6a"]  # `mwp-local poc` ran
     assert scenario["6a"]["target"] == "≤ 2 s"
     assert scenario["6b"]["status"] == scenario["6c"]["status"] == "measured"
     assert "Missions: 2 approved" in scenario["6b"]["notes"]  # step mode: deterministic
     assert "Missions:" in scenario["6c"]["notes"]  # threads mode: the outcome is reported
+    for figure in ("6b", "6c"):  # agent actions per CPU-second against issue 25's target
+        assert scenario[figure]["unit"] == "actions/CPU-s"
+        assert scenario[figure]["target"].startswith("≥ 3 × ")
+    growth = scenario["6d"]  # the cost per action at the full size against a tenth of it
+    assert growth["unit"] == "ms/action" and growth["target"].startswith("≤ 1.2 × the cost at ")
+    assert growth["ratio"] == pytest.approx(growth["median"] / growth["ceiling"]["median"], 1e-3)
