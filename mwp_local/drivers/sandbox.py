@@ -432,12 +432,12 @@ class Sandbox:
                 kind, quiet_us=now - self.progress.last_change_us, steps=self.steps
             ),
             at=format_utc(now),
-            waits=waits(self.log.state, self.spec, self.runtimes, now),
+            waits=waits(self.log.state, self.spec, self.runtimes, now, self.progress),
         )
 
     def waits(self) -> tuple[Wait, ...]:
         """What every unfinished WorkItem and Mission waits for, now."""
-        return waits(self.log.state, self.spec, self.runtimes, self.clock.now_us())
+        return waits(self.log.state, self.spec, self.runtimes, self.clock.now_us(), self.progress)
 
     def run(
         self,

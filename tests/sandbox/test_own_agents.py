@@ -150,12 +150,30 @@ class NotAPolicy:
         return []
 
 
+class LooksLikeAWorker(NotAPolicy):
+    """Every Worker hook by name, but no policy the driver can serve (no slots, no lifecycle)."""
+
+    def admit(self, view: Any, item: Any, now_us: int) -> Any: ...
+
+    def blocks(self, view: Any, item: Any, now_us: int) -> Any: ...
+
+    def work(self, request: Any) -> Any: ...
+
+    def progress(self, slot: Any, report: Any, now_us: int) -> Any: ...
+
+
 @pytest.mark.parametrize(
     "policies, message",
     [
         ({"coordinater": RubberStamp}, "did you mean 'coordinator'"),
         ({"ana": NotAPolicy}, "subclass of WorkerPolicy"),
+        ({"ana": NotAPolicy}, r"policies\['ana'\].*it lacks admit, blocks, work, progress"),
+        ({"ana": NotAPolicy()}, r"ana works.*it lacks admit, blocks, work, progress"),
+        ({"ana": LooksLikeAWorker}, "has the hooks' names but is not a built-in policy"),
         ({"coordinator": Picky}, "subclass of CoordinatorPolicy"),
+        ({"coordinator": Picky}, "it lacks rank, plan, discover, review"),
+        ({"mission-owner": Picky}, r"mission-owner owns Missions.*subclass of MissionOwnerPolicy"),
+        ({"mission-owner": Picky}, "lacks cancel, request_changes, approve, approve_execution"),
     ],
 )
 def test_a_policy_the_driver_cannot_serve_is_reported_at_once(
