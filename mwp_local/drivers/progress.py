@@ -25,9 +25,11 @@ from ..agents.runtime import AgentRuntime
 from ..agents.specs import MissionFile, MissionSpec
 from ..agents.worker.admission import DECLINE_SCHEMA
 from ..authority.model import WorkItemRecord
+from ..authority.records import RejectionRecord
 from ..authority.state import AuthorityState
+from ..protocol.errors import ProtocolError
 from ..protocol.tables import MissionState, WorkItemState
-from ..protocol.timestamps import format_utc
+from ..protocol.timestamps import format_utc, parse_timestamp
 
 W = WorkItemState
 M = MissionState
@@ -103,6 +105,9 @@ class Stall:
     reason: str
     at: str
     waits: tuple[Wait, ...] = ()
+    #: The Commands the Authority refused since the last change of state, one line per actor,
+    #: kind, WorkItem and code (what an agent tried and could not do may be what holds it up).
+    refusals: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """A printable report."""
@@ -110,6 +115,9 @@ class Stall:
         if self.waits:
             out.append("  Waiting:")
             out += [f"    {w.line()}" for w in self.waits]
+        if self.refusals:
+            out.append("  Refused since the last change:")
+            out += [f"    {r}" for r in self.refusals]
         return out
 
     def __str__(self) -> str:
@@ -421,4 +429,38 @@ def _unplanned(
     return out
 
 
-__all__ = ["Progress", "Stall", "Wait", "stall_reason", "waits"]
+def refusals(rejections: Iterable[RejectionRecord], since_us: int) -> tuple[str, ...]:
+    """Each kind of refusal received at or after ``since_us``, once: who, which Command, about
+    which WorkItem, the section-19 code and the Authority's explanation (with how often)."""
+    seen: dict[tuple[Any, ...], list[Any]] = {}
+    for r in rejections:
+        try:
+            at = parse_timestamp(r.received_at).epoch_micros
+        except ProtocolError:
+            continue
+        if at < since_us:
+            continue
+        about = r.work_item_id or _payload_work_item(r.command_text)
+        key = (r.actor_id, r.kind, about, r.code)
+        if key in seen:
+            seen[key][1] += 1
+        else:
+            seen[key] = [r, 1]
+    out = []
+    for (actor, kind, about, code), (record, times) in seen.items():
+        what = f"{kind} of '{short(about)}'" if about else str(kind)
+        again = f" ({times} times)" if times > 1 else ""
+        out.append(f"{short(actor or '?')}: {what} refused {code}{again}: {record.explanation}")
+    return tuple(out)
+
+
+def _payload_work_item(command_text: str) -> str | None:
+    try:
+        payload = json.loads(command_text).get("payload", {})
+    except (ValueError, AttributeError):
+        return None
+    wid = payload.get("workItemId") if isinstance(payload, dict) else None
+    return wid if isinstance(wid, str) else None
+
+
+__all__ = ["Progress", "Stall", "Wait", "refusals", "stall_reason", "waits"]

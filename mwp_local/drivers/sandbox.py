@@ -69,7 +69,7 @@ from .external import ExternalSystem, token_check_for
 from .mission_file import duration_seconds
 from .mission_file import load as load_mission_file
 from .mission_keys import suggestion
-from .progress import Progress, Stall, Wait, stall_reason, waits
+from .progress import Progress, Stall, Wait, refusals, stall_reason, waits
 from .reports import RestartReport as RestartReport
 from .reports import RunSummary as RunSummary
 from .reports import StepReport as StepReport
@@ -433,6 +433,7 @@ class Sandbox:
             ),
             at=format_utc(now),
             waits=waits(self.log.state, self.spec, self.runtimes, now, self.progress),
+            refusals=refusals(self.log.store.rejections(), self.progress.last_change_us),
         )
 
     def waits(self) -> tuple[Wait, ...]:

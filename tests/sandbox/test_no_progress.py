@@ -5,15 +5,19 @@ run stops and names every unfinished WorkItem with what it waits for and on whom
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from mwp_local.agents.base import Intent, View
 from mwp_local.agents.coordinator.core import CoordinatorPolicy
+from mwp_local.agents.specs import MissionSpec, WorkSpec
 from mwp_local.agents.worker.core import WorkerPolicy
+from mwp_local.authority.model import WorkItemRecord
 from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.drivers.scenario import Agent, Mission, Scenario, WorkItem
+from mwp_local.protocol.tables import WorkItemState
 
 COORDINATION = ["mwp.coordination@1.0.0", "mwp.review@1.0.0"]
 
@@ -180,3 +184,43 @@ def test_a_busy_agent_is_not_called_idle(tmp_path: Path) -> None:
     summary = sandbox.run()
     assert summary.stall is not None
     assert not [w for w in summary.stall.waits if "sent nothing" in w.waits_for]
+
+
+class FindsTooMuch(CoordinatorPolicy):
+    """Discovers a WorkItem whose budget is more than the Mission has: the Authority refuses
+    its contract."""
+
+    def discover(
+        self,
+        view: View,
+        spec: MissionSpec,
+        items: Mapping[str, WorkItemRecord],
+        now_us: int,
+    ) -> list[WorkSpec]:
+        done = [w for w in items.values() if w.work_item_id.endswith(":tests")]
+        if done and done[0].state is WorkItemState.VERIFIED:
+            return [
+                WorkSpec(
+                    id="docs",
+                    goal="Document the export button",
+                    capability=("mwp.software.analyse", "1.0.0"),
+                    budget={"financial": 1_000_000.0},
+                )
+            ]
+        return []
+
+
+def test_a_stall_caused_by_a_refused_discovered_contract_names_the_refusal(
+    tmp_path: Path,
+) -> None:
+    sandbox = Sandbox(
+        tmp_path / "s", LEARN, worker_files=False, policies={"coordinator": FindsTooMuch}
+    )
+    summary = sandbox.run()
+    assert not summary.finished and summary.stall is not None
+    refused = [r for r in sandbox.log.store.rejections() if r.kind == "work.authorize"]
+    assert refused, "the Authority accepted the contract"
+    code, explanation = refused[-1].code, refused[-1].explanation
+    (line,) = [r for r in summary.stall.refusals if "work.authorize of 'docs'" in r]
+    assert line.startswith("coordinator: ") and f"refused {code}" in line and explanation in line
+    assert "Refused since the last change:" in str(summary.stall)
