@@ -39,6 +39,14 @@ _PUBLIC = {
     # your own agents: subclass a built-in policy, override its hooks
     "WorkerPolicy": ".agents.worker.core",
     "CoordinatorPolicy": ".agents.coordinator.core",
+    "MissionOwnerPolicy": ".agents.owner",
+    "ReviewerPolicy": ".agents.reviewer",
+    "assessment_evidence": ".agents.reviewer",
+    # the hooks of each part, as documented Protocols
+    "WorkerHooks": ".agents.hooks",
+    "CoordinatorHooks": ".agents.hooks",
+    "MissionOwnerHooks": ".agents.hooks",
+    "ReviewerHooks": ".agents.hooks",
     "Admission": ".agents.worker.admission",
     "Intent": ".agents.base",
     "View": ".agents.base",
@@ -56,6 +64,7 @@ __all__ = [
     "Block",
     "ChildMission",
     "Client",
+    "CoordinatorHooks",
     "CoordinatorPolicy",
     "Deliverable",
     "Evidence",
@@ -65,8 +74,12 @@ __all__ = [
     "Intent",
     "Mission",
     "MissionFileError",
+    "MissionOwnerHooks",
+    "MissionOwnerPolicy",
     "Reply",
     "Result",
+    "ReviewerHooks",
+    "ReviewerPolicy",
     "RunSummary",
     "Sandbox",
     "Scenario",
@@ -75,12 +88,17 @@ __all__ = [
     "WorkRequest",
     "WorkSpec",
     "Workbench",
+    "WorkerHooks",
     "WorkerPolicy",
+    "assessment_evidence",
 ]
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them
     from .agents.base import Intent, View
     from .agents.coordinator.core import CoordinatorPolicy
+    from .agents.hooks import CoordinatorHooks, MissionOwnerHooks, ReviewerHooks, WorkerHooks
+    from .agents.owner import MissionOwnerPolicy
+    from .agents.reviewer import ReviewerPolicy, assessment_evidence
     from .agents.specs import WorkSpec
     from .agents.worker.admission import Admission
     from .agents.worker.core import WorkerPolicy

@@ -28,7 +28,7 @@ from typing import Any
 # The Authority package loads before ``artifacts`` (whose package imports the Authority back).
 from .. import authority as _authority  # noqa: F401
 from ..artifacts.review import reviews_for_approval
-from ..authority.model import MissionRecord
+from ..authority.model import MissionRecord, WorkItemRecord
 from ..authority.pipeline import Outcome
 from ..protocol.tables import MissionState, WorkItemState
 from ..protocol.timestamps import format_utc
@@ -86,12 +86,138 @@ class MissionOwnerPolicy(BasePolicy):
                 continue
             if mission.state in _TERMINAL:
                 continue
-            if spec.cancel_after_s is not None and now_us >= self._at(spec.cancel_after_s):
-                yield self._cancel(mission, "the MissionOwner's script cancels the Mission")
+            cancel = self.cancel(view, mission, now_us)
+            if cancel is not None:
+                yield cancel
                 continue
             yield from self._supervise(view, spec, mission, now_us)
             if mission.state is MissionState.AWAITING_APPROVAL:
-                yield self._answer(view, spec, mission, now_us)
+                reviews = reviews_for_approval(
+                    self.results.get(mission.mission_id, []), mission.mission_id
+                )
+                self.reviewed[mission.mission_id] = reviews
+                changes = self.request_changes(view, mission, reviews, now_us)
+                yield (
+                    changes if changes is not None else self.approve(view, mission, reviews, now_us)
+                )
+
+    # ------------------------------------------------------------------ hooks
+
+    def cancel(self, view: View, mission: MissionRecord, now_us: int) -> Intent | None:
+        """Hook: whether to cancel ``mission`` now (a ``mission.cancel`` Intent) or not (None).
+
+        Asked on every decision while the Mission is live. The built-in follows the script:
+        at ``cancel_after``, or at Approval when the mission file says ``approval = "cancel"``.
+        """
+        spec = self.spec_of(mission)
+        if spec.cancel_after_s is not None and now_us >= self._at(spec.cancel_after_s):
+            return self.cancel_intent(mission, "the MissionOwner's script cancels the Mission")
+        if spec.approval == "cancel" and mission.state is MissionState.AWAITING_APPROVAL:
+            return self.cancel_intent(mission, "the MissionOwner withdraws the Mission at Approval")
+        return None
+
+    def request_changes(
+        self, view: View, mission: MissionRecord, reviews: list[dict[str, Any]], now_us: int
+    ) -> Intent | None:
+        """Hook: at Approval, ask for changes (a ``mission.request_changes`` Intent) instead of
+        approving, or not (None). ``reviews`` are the retained ``work.result.accepted`` Events.
+
+        The built-in asks once when the mission file says ``approval = "request_changes_once"``.
+        """
+        spec = self.spec_of(mission)
+        if spec.approval != "request_changes_once" or spec.id in self.changes_requested:
+            return None
+        return Intent(
+            kind="mission.request_changes",
+            group=mission.group_id,
+            why=f"the MissionOwner reads the {len(reviews)} retained reviews and asks for "
+            "one change",
+            payload={"reason": "Please add user-facing documentation."},
+            tag=spec.id,
+        )
+
+    def approve(
+        self, view: View, mission: MissionRecord, reviews: list[dict[str, Any]], now_us: int
+    ) -> Intent:
+        """Hook: the final Approval of the submitted result (a ``mission.approve`` Intent),
+        asked at Approval when ``request_changes`` asked for none.
+
+        The built-in signs a ``mission_final`` Approval of the exact submitted revision and
+        Artifact set (§7.3).
+        """
+        accepted = [r for r in reviews if _accepted(r)]
+        approval = view.sign(
+            "approval",
+            {
+                "approvalId": f"urn:mwp-local:approval:{self.spec_of(mission).id}"
+                f":r{mission.submitted_revision}",
+                "kind": "mission_final",
+                "decision": "approved",
+                "missionId": mission.mission_id,
+                "groupId": mission.group_id,
+                "missionRevision": mission.submitted_revision,
+                "artifactHashes": sorted(mission.submitted_artifacts),
+                "acceptancePolicyVersion": "1.0.0",
+                "approver": view.member.actor,
+                "comments": f"Reviewed the {len(mission.submitted_artifacts)} submitted "
+                f"Artifacts and {len(reviews)} retained review records ({len(accepted)} "
+                "accepted by an Evidence-based review).",
+                "conditions": [],
+                "occurredAt": format_utc(now_us),
+            },
+        )
+        return Intent(
+            kind="mission.approve",
+            group=mission.group_id,
+            why="the MissionOwner read every retained review and approves the exact submitted "
+            "revision and Artifacts",
+            payload={"approval": approval},
+            overrides={"expected_revision": mission.revision},
+        )
+
+    def approve_execution(
+        self, view: View, mission: MissionRecord, item: WorkItemRecord, now_us: int
+    ) -> Intent | None:
+        """Hook: the execution approval (§12) of a queued WorkItem that needs one (an
+        ``approval.grant_execution`` Intent), or None to withhold it for now.
+
+        The built-in signs a ``work_execution`` Approval at once.
+        """
+        approval = view.sign(
+            "approval",
+            {
+                "approvalId": f"urn:mwp-local:approval:execution:{short(item.work_item_id)}"
+                f":e{item.ownership_epoch}",
+                "kind": "work_execution",
+                "decision": "approved",
+                "missionId": mission.mission_id,
+                "groupId": mission.group_id,
+                "workItemId": item.work_item_id,
+                "missionRevision": mission.revision,
+                "artifactHashes": [],
+                "acceptancePolicyVersion": "1.0.0",
+                "approver": view.member.actor,
+                "comments": f"Execution approved: risk {item.contract['sideEffectRisk']}, "
+                f"approval {item.contract['executionApproval']}.",
+                "conditions": [],
+                "occurredAt": format_utc(now_us),
+            },
+        )
+        return Intent(
+            kind="approval.grant_execution",
+            group=mission.group_id,
+            why=f"'{short(item.work_item_id)}' is risky "
+            f"({item.contract['sideEffectRisk']}): the MissionOwner signs its execution "
+            "approval before it may start (§12)",
+            payload={"workItemId": item.work_item_id, "approval": approval},
+            overrides={"expected_revision": item.revision},
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    def spec_of(self, mission: MissionRecord) -> MissionSpec:
+        """The mission file's specification of one of this owner's Missions."""
+        return next(s for s in self.missions if mission_id(s.id) == mission.mission_id)
 
     def _at(self, offset_s: int) -> int:
         return self.start_us + offset_s * 1_000_000
@@ -118,7 +244,8 @@ class MissionOwnerPolicy(BasePolicy):
             },
         )
 
-    def _cancel(self, mission: MissionRecord, why: str) -> Intent:
+    def cancel_intent(self, mission: MissionRecord, why: str) -> Intent:
+        """A ``mission.cancel`` Intent for ``mission`` saying ``why``."""
         return Intent(
             kind="mission.cancel",
             group=mission.group_id,
@@ -136,7 +263,7 @@ class MissionOwnerPolicy(BasePolicy):
             renewed = lease is not None and lease.renewal_count > 0
             history = [*self.lapses.get(mission.mission_id, []), renewed]
             if history[-BARREN_APPOINTMENTS:] == [False] * BARREN_APPOINTMENTS:
-                yield self._cancel(
+                yield self.cancel_intent(
                     mission,
                     f"{BARREN_APPOINTMENTS} Coordinators in a row never renewed their lease",
                 )
@@ -152,11 +279,6 @@ class MissionOwnerPolicy(BasePolicy):
                 tag=f"appoint:{mission.mission_id}:{int(renewed)}",
             )
             return
-        yield from self._execution_approvals(view, mission, now_us)
-
-    def _execution_approvals(
-        self, view: View, mission: MissionRecord, now_us: int
-    ) -> Iterator[Intent]:
         table = view.state.work_items
         for wid in self.index.ids(view.state, mission.mission_id):  # in WorkItem ID order
             item = table[wid]
@@ -164,78 +286,9 @@ class MissionOwnerPolicy(BasePolicy):
                 continue
             if item.execution_approved or not needs_execution_approval(mission, item.contract):
                 continue
-            approval = view.sign(
-                "approval",
-                {
-                    "approvalId": f"urn:mwp-local:approval:execution:{short(item.work_item_id)}"
-                    f":e{item.ownership_epoch}",
-                    "kind": "work_execution",
-                    "decision": "approved",
-                    "missionId": mission.mission_id,
-                    "groupId": mission.group_id,
-                    "workItemId": item.work_item_id,
-                    "missionRevision": mission.revision,
-                    "artifactHashes": [],
-                    "acceptancePolicyVersion": "1.0.0",
-                    "approver": view.member.actor,
-                    "comments": f"Execution approved: risk {item.contract['sideEffectRisk']}, "
-                    f"approval {item.contract['executionApproval']}.",
-                    "conditions": [],
-                    "occurredAt": format_utc(now_us),
-                },
-            )
-            yield Intent(
-                kind="approval.grant_execution",
-                group=mission.group_id,
-                why=f"'{short(item.work_item_id)}' is risky "
-                f"({item.contract['sideEffectRisk']}): the MissionOwner signs its execution "
-                "approval before it may start (§12)",
-                payload={"workItemId": item.work_item_id, "approval": approval},
-                overrides={"expected_revision": item.revision},
-            )
-
-    def _answer(self, view: View, spec: MissionSpec, mission: MissionRecord, now_us: int) -> Intent:
-        reviews = reviews_for_approval(self.results.get(mission.mission_id, []), mission.mission_id)
-        self.reviewed[mission.mission_id] = reviews
-        if spec.approval == "cancel":
-            return self._cancel(mission, "the MissionOwner withdraws the Mission at Approval")
-        if spec.approval == "request_changes_once" and spec.id not in self.changes_requested:
-            return Intent(
-                kind="mission.request_changes",
-                group=mission.group_id,
-                why=f"the MissionOwner reads the {len(reviews)} retained reviews and asks for "
-                "one change",
-                payload={"reason": "Please add user-facing documentation."},
-                tag=spec.id,
-            )
-        accepted = [r for r in reviews if _accepted(r)]
-        approval = view.sign(
-            "approval",
-            {
-                "approvalId": f"urn:mwp-local:approval:{spec.id}:r{mission.submitted_revision}",
-                "kind": "mission_final",
-                "decision": "approved",
-                "missionId": mission.mission_id,
-                "groupId": mission.group_id,
-                "missionRevision": mission.submitted_revision,
-                "artifactHashes": sorted(mission.submitted_artifacts),
-                "acceptancePolicyVersion": "1.0.0",
-                "approver": view.member.actor,
-                "comments": f"Reviewed the {len(mission.submitted_artifacts)} submitted "
-                f"Artifacts and {len(reviews)} retained review records ({len(accepted)} "
-                "accepted by an Evidence-based review).",
-                "conditions": [],
-                "occurredAt": format_utc(now_us),
-            },
-        )
-        return Intent(
-            kind="mission.approve",
-            group=mission.group_id,
-            why="the MissionOwner read every retained review and approves the exact submitted "
-            "revision and Artifacts",
-            payload={"approval": approval},
-            overrides={"expected_revision": mission.revision},
-        )
+            intent = self.approve_execution(view, mission, item, now_us)
+            if intent is not None:
+                yield intent
 
     # ------------------------------------------------------------------ feedback
 

@@ -9,8 +9,12 @@ generic deliverable, a JSON Artifact whose content is the reviewer's own signed
 result, producer, time, the reviewed Artifacts; no private reasoning), derived from the reviewed
 Artifacts in the provenance graph. For ordinary work it changes nothing.
 
-The simulated judgement is deterministic: a submission fails the assessment when a hash of the
-review WorkItem's ID falls under the reviewer's ``reject_rate``.
+The assessment itself is the hook ``ReviewerPolicy.assess`` (subclass and override it for a
+reviewer of one's own; ``Sandbox(policies={"name": YourReviewer})`` runs it): it returns the
+signed Evidence, whose ``result`` is the verdict and whose ``artifactHashes`` are the Artifacts
+the assessment is derived from. The built-in simulated judgement is deterministic: a submission
+fails the assessment when a hash of the review WorkItem's ID falls under the reviewer's
+``reject_rate``.
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ def assessment_passes(review_work_item_id: str, reject_rate: float, salt: str = 
 
 
 def assessment_evidence(
-    view: View, review_item: WorkItemRecord, now_us: int, *, passed: bool
+    view: View, review_item: WorkItemRecord, now_us: int, *, passed: bool, finding: str = ""
 ) -> dict[str, Any]:
-    """The reviewer's signed ``reviewer_assessment`` of the submission its WorkItem names."""
+    """The reviewer's signed ``reviewer_assessment`` of the submission its WorkItem names
+    (``finding``: what the reviewer found, in a sentence; default: meets the criteria or not)."""
     target = review_of(review_item.contract)
     if target is None:
         raise ValueError(f"{review_item.work_item_id} is not a review WorkItem")
@@ -59,7 +64,8 @@ def assessment_evidence(
         created_at=format_utc(now_us),
         details={
             "reviewWorkItemId": review_item.work_item_id,
-            "finding": "meets the criteria" if passed else "does not meet the criteria",
+            "finding": finding
+            or ("meets the criteria" if passed else "does not meet the criteria"),
         },
         evidence_id=derived_uuid(
             view.member.organization_id, "assessment", review_item.work_item_id, view.me
@@ -68,9 +74,9 @@ def assessment_evidence(
 
 
 class ReviewerPolicy(PolicyWrapper):
-    """A Worker policy that, on review WorkItems, publishes its signed assessment; every other
-    hook is the wrapped Worker's (``PolicyWrapper``), so the driver serves its slots as any
-    Worker's."""
+    """A Worker policy that, on review WorkItems, publishes its signed assessment (the hook
+    ``assess``); every other hook is the wrapped Worker's (``PolicyWrapper``), so the driver
+    serves its slots as any Worker's."""
 
     def __init__(self, inner: Policy, reject_rate: float = 0.0, salt: str = "") -> None:
         super().__init__(inner)
@@ -91,11 +97,24 @@ class ReviewerPolicy(PolicyWrapper):
             out.append(intent)
         return out
 
+    def assess(self, view: View, item: WorkItemRecord, now_us: int) -> dict[str, Any]:
+        """Hook: the assessment of the submission review WorkItem ``item`` names
+        (``review_of(item.contract)``: its WorkItem, Artifacts and criteria), as signed
+        ``reviewer_assessment`` Evidence; ``result`` "passed" or "failed" is the verdict.
+
+        Called when the review's deliverable is about to be published; the Evidence becomes
+        that JSON Artifact's content, derived from the Artifacts in its ``artifactHashes``.
+        ``assessment_evidence(view, item, now_us, passed=..., finding=...)`` builds one.
+        The built-in: the seeded judgement of ``reject_rate``.
+        """
+        passed = assessment_passes(item.work_item_id, self.reject_rate, self.salt)
+        return assessment_evidence(view, item, now_us, passed=passed)
+
     def _publish_assessment(
         self, view: View, item: WorkItemRecord, intent: Intent, now_us: int
     ) -> Intent:
-        passed = assessment_passes(item.work_item_id, self.reject_rate, self.salt)
-        evidence = assessment_evidence(view, item, now_us, passed=passed)
+        evidence = self.assess(view, item, now_us)
+        passed = evidence.get("result") == "passed"
         content = canonicalize(evidence)
         digest = "sha256:" + hashlib.sha256(content).hexdigest()
         manifest = {k: v for k, v in intent.payload["artifact"].items() if k != "signature"}
@@ -107,7 +126,8 @@ class ReviewerPolicy(PolicyWrapper):
             sizeBytes=len(content),
             mediaType="application/json",
             schemaUri=ASSESSMENT_SCHEMA,
-            sourceArtifactHashes=sorted(target.get("artifactHashes", [])),
+            # the assessment is derived from the Artifacts it assessed (provenance, §13.1)
+            sourceArtifactHashes=sorted(evidence.get("artifactHashes", [])),
         )
         payload = dict(intent.payload)
         payload["artifact"] = view.sign("artifact", manifest)

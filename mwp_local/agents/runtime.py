@@ -22,6 +22,8 @@ the rebuilt queues against the stored ones (``restored``).
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +91,13 @@ class AgentRuntime:
     #: is released, so a policy that keeps wanting a refused Command does not spin on the
     #: traffic of other WorkItems.
     _refused: dict[str, str] = field(default_factory=dict)
+    #: When the driver asked the policy to decide (distinct virtual instants, with the number of
+    #: asks up to each) and when it last wanted something about each WorkItem (or Group, for a
+    #: Command about none): so a stall report can say that a policy was asked while work waited
+    #: for it and did nothing (``asks_since``, ``acted_on``; issue 22.3, never silently idle).
+    _ask_times: array[int] = field(default_factory=lambda: array("q"), init=False)
+    _ask_counts: array[int] = field(default_factory=lambda: array("q"), init=False)
+    acted_on: dict[str, int] = field(default_factory=dict, init=False)
     _position: int = field(default=0, init=False)
     _pending: list[InboxRow] = field(default_factory=list, init=False)
     _moved: set[str] = field(default_factory=set, init=False)
@@ -292,9 +301,19 @@ class AgentRuntime:
             and idle[2] is policy
         ):
             return []
-        wanted = policy.decide(self.view, now_us)
-        self._idle = None if wanted else (now_us, self._generation, policy)
-        return [i for i in wanted if _key(i) not in self._refused]
+        decided = policy.decide(self.view, now_us)
+        self._idle = None if decided else (now_us, self._generation, policy)
+        wanted = [i for i in decided if _key(i) not in self._refused]
+        total = (self._ask_counts[-1] if self._ask_counts else 0) + 1
+        if self._ask_times and self._ask_times[-1] == now_us:
+            self._ask_counts[-1] = total
+        else:
+            self._ask_times.append(now_us)
+            self._ask_counts.append(total)
+        for intent in wanted:
+            about = intent.payload.get("workItemId") or intent.group or ""
+            self.acted_on[str(about)] = now_us
+        return wanted
 
     def changed(self) -> int:
         """Note that something the policy decides from changed besides released Events and
@@ -302,6 +321,14 @@ class AgentRuntime:
         ``intents`` asks the policy again. Returns the new generation."""
         self._generation += 1
         return self._generation
+
+    def asks_since(self, since_us: int) -> int:
+        """How many times the policy was asked to decide at or after ``since_us`` (an idle
+        policy not asked again at the same instant, ``skip_idle``, counts once)."""
+        if not self._ask_counts:
+            return 0
+        before = bisect_left(self._ask_times, since_us)
+        return self._ask_counts[-1] - (self._ask_counts[before - 1] if before else 0)
 
     def next_wakeup(self, now_us: int) -> int | None:
         """When the policy next wants to act."""

@@ -9,7 +9,9 @@ reports mistakes with their place); nothing here parses or decides protocol ques
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ..delivery.config import DeliveryConfig
 from ..protocol.timestamps import format_utc
@@ -48,9 +50,18 @@ class FaultSpec:
     for_s: int | None = None
 
 
+#: A WorkItem's budget when none is given: a mission file's ``[[missions.work]]`` without
+#: ``budget`` and a hand-built ``WorkSpec`` alike (§12: every Work Contract has a budget).
+DEFAULT_WORK_BUDGET: Mapping[str, float] = MappingProxyType({"financial": 10.0})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkSpec:
-    """A WorkItem the Coordinator will plan, with its Work Contract's essentials."""
+    """A WorkItem the Coordinator will plan, with its Work Contract's essentials.
+
+    ``budget`` maps §12 dimensions to limits (default ``DEFAULT_WORK_BUDGET``, as in a mission
+    file); an empty one is a ``ValueError`` here, not a refused contract later.
+    """
 
     id: str
     goal: str
@@ -59,7 +70,7 @@ class WorkSpec:
     discovered_after: tuple[str, ...] = ()
     duration_s: int = 600
     urgency: str = "normal"
-    budget: dict[str, float] = field(default_factory=dict)
+    budget: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WORK_BUDGET))
     risk: str = "none"
     approval: str = "not_required"
     checkpoints: int = 1
@@ -73,6 +84,15 @@ class WorkSpec:
     clarification: str | None = None
     #: The child Mission this WorkItem is promoted to (§14), if any.
     child: MissionSpec | None = None
+
+    def __post_init__(self) -> None:
+        if not self.budget:
+            raise ValueError(
+                f"WorkSpec {self.id!r}: budget is empty, and a Work Contract without a budget "
+                "is refused (WORK_CONTRACT_INCOMPLETE, §12); give one, e.g. "
+                "budget={'financial': 10.0}, or leave budget out for the default "
+                f"{dict(DEFAULT_WORK_BUDGET)}"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +133,8 @@ class MissionSpec:
 class MissionFile:
     """A whole mission file. ``missions`` lists root and child Missions, parents first."""
 
+    #: The ``name`` key ("mission" without one; never the file's name, so the same Missions
+    #: from a file or from Python get the same Organization ID).
     name: str
     seed: int
     start_us: int
@@ -123,8 +145,9 @@ class MissionFile:
     source: str = ""
     #: The ``[delivery]`` table: the delivery bus with its faults (None: direct delivery).
     delivery: DeliveryConfig | None = None
-    #: SHA-256 of the file's content (``sha256:<hex>`` over its parsed tables), which with the
-    #: seed and the name decides the sandbox's Organization ID.
+    #: SHA-256 of the file's content (``sha256:<hex>`` over the checked specification,
+    #: ``mission_file.content_hash``), which with the seed and the name decides the sandbox's
+    #: Organization ID.
     content_hash: str = ""
     #: ``[sandbox] organization``: an Organization ID the file names itself (None: derived).
     organization: str | None = None

@@ -24,12 +24,21 @@ import json
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import asdict, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from ..agents.dag import find_cycle
-from ..agents.specs import AgentSpec, Behaviour, FaultSpec, MissionFile, MissionSpec, WorkSpec
+from ..agents.specs import (
+    DEFAULT_WORK_BUDGET,
+    AgentSpec,
+    Behaviour,
+    FaultSpec,
+    MissionFile,
+    MissionSpec,
+    WorkSpec,
+)
 from ..delivery.config import DeliveryConfigError, parse_delivery
 from ..protocol.errors import ProtocolError
 from ..protocol.ids import is_protocol_id
@@ -195,7 +204,7 @@ def _work(raw: dict[str, Any], where: str, agents: set[str], ids: list[str]) -> 
         discovered_after=_resolve(_names(raw, "discovered_after", w), ids, w),
         duration_s=duration_seconds(raw.get("duration", "10m"), w),
         urgency=raw.get("urgency", "normal"),
-        budget=_budget(raw.get("budget"), {"financial": 10}, w),
+        budget=_budget(raw.get("budget"), dict(DEFAULT_WORK_BUDGET), w),
         risk=raw.get("risk", "none"),
         approval=raw.get("approval", "not_required"),
         checkpoints=int(raw.get("checkpoints", 1)),
@@ -349,7 +358,7 @@ def load(path: Path | str) -> MissionFile:
     except tomllib.TOMLDecodeError as exc:
         raise MissionFileError(f"{path}: not valid TOML: {exc}") from None
     try:
-        return parse(raw, name=path.stem, source=str(path))
+        return parse(raw, source=str(path))
     except MissionFileError as exc:
         raise MissionFileError(f"{path}: {exc}") from None
 
@@ -426,11 +435,26 @@ def _check_capabilities(missions: list[MissionSpec], agents: list[AgentSpec]) ->
             )
 
 
-def content_hash(raw: dict[str, Any]) -> str:
-    """``sha256:<hex>`` over the parsed tables (keys sorted, TOML dates as their text): the same
-    content hashes the same however the file spaces or orders it."""
-    text = json.dumps(raw, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+def content_hash(spec: MissionFile) -> str:
+    """``sha256:<hex>`` over the checked specification (every value as the checker resolved
+    it, defaults included; keys sorted), without its name and source: the same Missions hash
+    the same however a file spaces or orders them, whether it spells out a default, and whether
+    they were written as TOML or in Python (issue 22: the same seed and Missions give the same
+    Organization ID, so the same bytes)."""
+    normal = asdict(replace(spec, name="", source="", content_hash=""))
+    text = json.dumps(
+        normal, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain
+    )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value for what ``asdict`` leaves (sets, enums): never a repr with an address."""
+    if isinstance(value, set | frozenset):
+        return sorted(_plain(v) if not isinstance(v, str) else v for v in value)
+    if isinstance(value, Enum):
+        return value.value
+    raise TypeError(f"content_hash: cannot hash a {type(value).__name__} ({value!r})")
 
 
 def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> MissionFile:
@@ -505,9 +529,8 @@ def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> Mi
             f"[sandbox] organization: {organization!r} is not an identifier; an Organization ID "
             "is an absolute URI such as urn:example:organization:acme (§2)"
         )
-    return MissionFile(
+    spec = MissionFile(
         name=raw.get("name", name),
-        content_hash=content_hash(raw),
         organization=organization,
         delivery=delivery,
         seed=seed,
@@ -518,3 +541,4 @@ def parse(raw: dict[str, Any], *, name: str = "mission", source: str = "") -> Mi
         faults=tuple(faults),
         source=source,
     )
+    return replace(spec, content_hash=content_hash(spec))

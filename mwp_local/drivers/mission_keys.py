@@ -57,7 +57,11 @@ TABLES: tuple[Table, ...] = (
         "",
         "(top level)",
         (
-            Row(("name",), "the run's name (default: the file's name)"),
+            Row(
+                ("name",),
+                "the run's name, part of its Organization ID (default: `mission`, whether the "
+                "Missions come from a file or from Python)",
+            ),
             Row(
                 ("sandbox", "agents", "missions", "faults", "delivery"),
                 "the tables below; `[[missions]]` is required",
@@ -71,9 +75,11 @@ TABLES: tuple[Table, ...] = (
             Row(
                 ("seed", "start", "organization"),
                 "the seed of keys and interleavings; the virtual start instant; the Organization "
-                "ID (optional: by default derived from the seed, the mission name and the file's "
-                "content, so every sandbox is its own Organization and shares no identifier with "
-                "another, §2)",
+                "ID (optional: by default derived from the seed, the `name` and the Missions as "
+                "checked (every default filled in, so spelling one out changes nothing, and a "
+                "file and the same `Scenario` in Python are the same Organization and write the "
+                "same bytes), so every sandbox is its own Organization and shares no identifier "
+                "with another, §2)",
             ),
         ),
     ),

@@ -25,9 +25,11 @@ from ..agents.runtime import AgentRuntime
 from ..agents.specs import MissionFile, MissionSpec
 from ..agents.worker.admission import DECLINE_SCHEMA
 from ..authority.model import WorkItemRecord
+from ..authority.records import RejectionRecord
 from ..authority.state import AuthorityState
+from ..protocol.errors import ProtocolError
 from ..protocol.tables import MissionState, WorkItemState
-from ..protocol.timestamps import format_utc
+from ..protocol.timestamps import format_utc, parse_timestamp
 
 W = WorkItemState
 M = MissionState
@@ -41,6 +43,8 @@ class Progress:
 
     last_change_us: int
     _states: dict[str, str] = field(default_factory=dict)
+    #: WorkItem or Mission ID → when it last changed state (as seen).
+    _changed: dict[str, int] = field(default_factory=dict)
 
     def note(
         self, state: AuthorityState, events: Iterable[str | Mapping[str, Any]], now_us: int
@@ -68,7 +72,12 @@ class Progress:
     def _see(self, key: str, value: str, now_us: int) -> None:
         if self._states.get(key) != value:
             self._states[key] = value
+            self._changed[key] = now_us
             self.last_change_us = now_us
+
+    def since(self, key: str) -> int | None:
+        """When WorkItem or Mission ``key`` last changed state (None: not seen)."""
+        return self._changed.get(key)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +105,9 @@ class Stall:
     reason: str
     at: str
     waits: tuple[Wait, ...] = ()
+    #: The Commands the Authority refused since the last change of state, one line per actor,
+    #: kind, WorkItem and code (what an agent tried and could not do may be what holds it up).
+    refusals: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         """A printable report."""
@@ -103,6 +115,9 @@ class Stall:
         if self.waits:
             out.append("  Waiting:")
             out += [f"    {w.line()}" for w in self.waits]
+        if self.refusals:
+            out.append("  Refused since the last change:")
+            out += [f"    {r}" for r in self.refusals]
         return out
 
     def __str__(self) -> str:
@@ -136,9 +151,31 @@ def stall_reason(kind: str, *, quiet_us: int = 0, steps: int = 0) -> str:
 class _Agents:
     """What ``waits`` says about the agents: who is silent, paused or crashed."""
 
-    def __init__(self, runtimes: Sequence[AgentRuntime], now_us: int) -> None:
+    def __init__(
+        self, runtimes: Sequence[AgentRuntime], now_us: int, progress: Progress | None = None
+    ) -> None:
         self.runtimes = {r.member.id: r for r in runtimes}
         self.now_us = now_us
+        self.progress = progress
+        #: What is being explained: the WorkItem (or Group) waiting, and since when.
+        self.subject: tuple[str, int] | None = None
+
+    def waiting(self, key: str, changed: str | None = None) -> None:
+        """Explain next what waits about ``key`` (a WorkItem ID, or a Mission's Group ID), which
+        has waited since WorkItem or Mission ``changed`` (default ``key``) last changed state."""
+        since = None if self.progress is None else self.progress.since(changed or key)
+        self.subject = (key, since or 0)
+
+    def idle(self, runtime: AgentRuntime) -> str | None:
+        """ "asked ... and sent nothing", if the policy was asked to decide while the current
+        subject waited and wanted nothing about it."""
+        if self.subject is None:
+            return None
+        key, since = self.subject
+        asked = runtime.asks_since(since)
+        if asked == 0 or runtime.acted_on.get(key, -1) >= since:
+            return None
+        return f"asked to decide {asked} times since {format_utc(since)}"
 
     def about(self, principal_id: str | None) -> str:
         if principal_id is None:
@@ -156,9 +193,15 @@ class _Agents:
             if inner is None:
                 break
             policy = inner
+        kind = type(unwrap(runtime.policy)).__name__
+        idle = self.idle(runtime)
         if runtime.sent == 0:
-            kind = type(unwrap(runtime.policy)).__name__
-            notes.append(f"its policy ({kind}) has not sent a single Command")
+            notes.append(
+                f"its policy ({kind}) has not sent a single Command"
+                + (f", though {idle}" if idle else "")
+            )
+        elif idle is not None:
+            notes.append(f"its policy ({kind}) was {idle} and sent nothing about it")
         return f" ({'; '.join(notes)})" if notes else ""
 
 
@@ -239,7 +282,21 @@ def _item_wait(
                 f"{agents.about(first)}",
                 first,
             )
-        return "the Coordinator to offer it again (its offers expired)", coordinator
+        lapsed = [
+            state.offers[o].agent_id
+            for o in item.offer_ids
+            if state.offers[o].status in ("pending", "expired")
+            and state.offers[o].expires_us <= agents.now_us
+        ]
+        unanswered = "; ".join(
+            f"{short(a)} never answered{agents.about(a)}" for a in dict.fromkeys(lapsed)
+        )
+        return (
+            "the Coordinator to offer it again (its offers expired"
+            + (f": {unanswered}" if unanswered else "")
+            + f"){agents.about(coordinator) if not unanswered else ''}",
+            coordinator,
+        )
     if s is W.QUEUED:
         if item.contract["executionApproval"] != "not_required" and not item.execution_approved:
             return "the MissionOwner's execution approval (§12)", None
@@ -274,9 +331,12 @@ def waits(
     spec: MissionFile,
     runtimes: Sequence[AgentRuntime],
     now_us: int,
+    progress: Progress | None = None,
 ) -> tuple[Wait, ...]:
-    """What every unfinished WorkItem and Mission of ``spec`` waits for."""
-    agents = _Agents(runtimes, now_us)
+    """What every unfinished WorkItem and Mission of ``spec`` waits for; with ``progress``, an
+    agent whose policy was asked to decide while the work waited for it and did nothing is
+    named so."""
+    agents = _Agents(runtimes, now_us, progress)
     out: list[Wait] = []
     for mspec in spec.missions:
         mid = mission_id(mspec.id)
@@ -297,6 +357,7 @@ def waits(
         if mission.state in _TERMINAL:
             continue
         coordinator = mission.coordinator_agent_id
+        agents.waiting(mission.group_id, changed=mid)
         if mission.state is M.AWAITING_APPROVAL:
             out.append(
                 Wait(
@@ -314,6 +375,7 @@ def waits(
         for item in items:
             if item.state in _DONE:
                 continue
+            agents.waiting(item.work_item_id)
             waits_for, on = _item_wait(state, item, coordinator, agents)
             out.append(
                 Wait(
@@ -336,6 +398,7 @@ def _unplanned(
     for work in mspec.work:
         if work_item_id(mspec.id, work.id) in state.work_items:
             continue
+        agents.waiting(work_item_id(mspec.id, work.id), changed=mission_id(mspec.id))
         later = [
             a
             for a in work.discovered_after
@@ -366,4 +429,38 @@ def _unplanned(
     return out
 
 
-__all__ = ["Progress", "Stall", "Wait", "stall_reason", "waits"]
+def refusals(rejections: Iterable[RejectionRecord], since_us: int) -> tuple[str, ...]:
+    """Each kind of refusal received at or after ``since_us``, once: who, which Command, about
+    which WorkItem, the section-19 code and the Authority's explanation (with how often)."""
+    seen: dict[tuple[Any, ...], list[Any]] = {}
+    for r in rejections:
+        try:
+            at = parse_timestamp(r.received_at).epoch_micros
+        except ProtocolError:
+            continue
+        if at < since_us:
+            continue
+        about = r.work_item_id or _payload_work_item(r.command_text)
+        key = (r.actor_id, r.kind, about, r.code)
+        if key in seen:
+            seen[key][1] += 1
+        else:
+            seen[key] = [r, 1]
+    out = []
+    for (actor, kind, about, code), (record, times) in seen.items():
+        what = f"{kind} of '{short(about)}'" if about else str(kind)
+        again = f" ({times} times)" if times > 1 else ""
+        out.append(f"{short(actor or '?')}: {what} refused {code}{again}: {record.explanation}")
+    return tuple(out)
+
+
+def _payload_work_item(command_text: str) -> str | None:
+    try:
+        payload = json.loads(command_text).get("payload", {})
+    except (ValueError, AttributeError):
+        return None
+    wid = payload.get("workItemId") if isinstance(payload, dict) else None
+    return wid if isinstance(wid, str) else None
+
+
+__all__ = ["Progress", "Stall", "Wait", "refusals", "stall_reason", "waits"]

@@ -38,7 +38,10 @@ from typing import Any
 from ..agents.base import Policy
 from ..agents.cast import cast_policies, wrap_worker
 from ..agents.coordinator.core import CoordinatorPolicy
+from ..agents.hooks import HOOKS, hook_names, required_hooks
 from ..agents.naming import mission_id, short
+from ..agents.owner import MissionOwnerPolicy
+from ..agents.reviewer import ReviewerPolicy
 from ..agents.runtime import AgentRuntime
 from ..agents.scheduler.core import Scheduler
 from ..agents.specs import AgentSpec, MissionFile
@@ -66,7 +69,7 @@ from .external import ExternalSystem, token_check_for
 from .mission_file import duration_seconds
 from .mission_file import load as load_mission_file
 from .mission_keys import suggestion
-from .progress import Progress, Stall, Wait, stall_reason, waits
+from .progress import Progress, Stall, Wait, refusals, stall_reason, waits
 from .reports import RestartReport as RestartReport
 from .reports import RunSummary as RunSummary
 from .reports import StepReport as StepReport
@@ -85,11 +88,13 @@ class Sandbox:
     ``work_functions`` maps a capability ID to a function that really does the work of the
     WorkItems requiring it (``WorkRequest`` → the deliverable's bytes), in place of the
     simulated deliverable; see ``agents.worker_execution.WorkFunction``.
-    ``policies`` maps an Agent's name to a subclass of the built-in policy its part runs
-    (``CoordinatorPolicy`` for a Coordinator, ``WorkerPolicy`` for any other Agent) whose hooks
-    make one's own decisions; it is built with the built-in's arguments and meets the same
-    Authority. A name that is no Agent of the mission file, or a class the driver cannot run
-    for that part, is a ``TypeError`` at once (never a silently idle Agent).
+    ``policies`` maps an Agent's or MissionOwner's name to a subclass of the built-in policy
+    its part runs (``MissionOwnerPolicy`` for a human owner, ``CoordinatorPolicy`` for a
+    Coordinator, ``WorkerPolicy`` for any other Agent, or ``ReviewerPolicy`` for that Agent's
+    reviews) whose hooks (``agents.hooks``) make one's own decisions; it is built with the
+    built-in's arguments and meets the same Authority. A name that is no Principal of the
+    mission file, or a class the driver cannot run for that part, is a ``TypeError`` at once
+    naming what it lacks (never a silently idle agent).
     ``sql_external_access`` lets ``sql()`` read files outside the directory (off by default:
     ``store.sql_access``).
     """
@@ -202,9 +207,7 @@ class Sandbox:
             ),
             make_worker=self._worker_policy,
             seed=self.seed,
-            coordinator_types={
-                n: k for n, k in self.policies.items() if issubclass(k, CoordinatorPolicy)
-            },
+            custom=self.policies,
         )
         runtimes = []
         for name, policy in policies.items():
@@ -217,25 +220,41 @@ class Sandbox:
 
     def _checked_policies(self, policies: Mapping[str, type[Policy]]) -> dict[str, type[Policy]]:
         """``policies`` checked against the cast: each a subclass of the built-in policy of
-        that Agent's part, so that the driver can serve it."""
-        names = [a.name for a in self.spec.agents]
+        that Principal's part, so that the driver can serve it."""
+        humans = list(self.spec.humans)
+        names = [a.name for a in self.spec.agents] + humans
         coordinators = self.spec.coordinator_names()
         for name, kind in policies.items():
             if name not in names:
                 close = difflib.get_close_matches(name, names, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise TypeError(
-                    f"policies[{name!r}]: no Agent of the mission file is called {name!r} "
-                    f"(its Agents: {', '.join(names)}){hint}"
+                    f"policies[{name!r}]: no Agent or MissionOwner of the mission file is called "
+                    f"{name!r} (its Agents and owners: {', '.join(names)}){hint}"
                 )
-            part: type[Policy] = CoordinatorPolicy if name in coordinators else WorkerPolicy
-            if not (isinstance(kind, type) and issubclass(kind, part)):
-                role = "coordinates" if part is CoordinatorPolicy else "works"
-                raise TypeError(
-                    f"policies[{name!r}] is {kind!r}: {name} {role}, so the Sandbox runs a "
-                    f"subclass of {part.__name__} for it (override its hooks); another class "
-                    "would leave the Agent unserved"
-                )
+            parts: tuple[type[Any], ...]
+            if name in humans:
+                parts, role = (MissionOwnerPolicy,), "owns Missions"
+            elif name in coordinators:
+                parts, role = (CoordinatorPolicy,), "coordinates"
+            else:
+                parts, role = (WorkerPolicy, ReviewerPolicy), "works"
+            if isinstance(kind, type) and issubclass(kind, parts):
+                continue
+            missing = required_hooks(kind, HOOKS[parts[0].__name__])
+            lacks = (
+                f"; it lacks {', '.join(missing)}"
+                if missing
+                else "; it has the hooks' names but is not a built-in policy the driver serves"
+            )
+            what = " or ".join(p.__name__ for p in parts)
+            raise TypeError(
+                f"policies[{name!r}] is {kind!r}: {name} {role}, so the Sandbox runs a "
+                f"subclass of {what} for it{lacks}. Pass a class that subclasses "
+                f"{parts[0].__name__} and overrides the hooks you change "
+                f"({', '.join(hook_names(HOOKS[parts[0].__name__]))}); anything else would "
+                "leave it unserved"
+            )
         return dict(policies)
 
     def is_worker(self, name: str) -> bool:
@@ -259,8 +278,9 @@ class Sandbox:
         if config is not None:
             options["scheduler"] = Scheduler(config)
         suffix = f":restart:{incarnation}" if incarnation else ""
-        kind = self.policies.get(agent.name, WorkerPolicy)
-        assert issubclass(kind, WorkerPolicy)  # _checked_policies
+        chosen = self.policies.get(agent.name, WorkerPolicy)
+        # a ReviewerPolicy subclass reviews for the built-in Worker (``_checked_policies``)
+        kind = chosen if issubclass(chosen, WorkerPolicy) else WorkerPolicy
         return kind(
             capabilities=dict(agent.capabilities),
             max_concurrency=agent.max_concurrency,
@@ -282,8 +302,15 @@ class Sandbox:
             local = self._memory_stores.setdefault(agent.name, MemoryLocalStore())
         org = self.log.org
         if policy is None:
+            chosen = self.policies.get(agent.name)
             policy = wrap_worker(
-                self.spec, agent, self._worker_policy(agent, incarnation), seed=self.seed
+                self.spec,
+                agent,
+                self._worker_policy(agent, incarnation),
+                seed=self.seed,
+                reviewer=chosen
+                if chosen is not None and issubclass(chosen, ReviewerPolicy)
+                else ReviewerPolicy,
             )
         return AgentRuntime(
             org,
@@ -407,12 +434,13 @@ class Sandbox:
                 kind, quiet_us=now - self.progress.last_change_us, steps=self.steps
             ),
             at=format_utc(now),
-            waits=waits(self.log.state, self.spec, self.runtimes, now),
+            waits=waits(self.log.state, self.spec, self.runtimes, now, self.progress),
+            refusals=refusals(self.log.store.rejections(), self.progress.last_change_us),
         )
 
     def waits(self) -> tuple[Wait, ...]:
         """What every unfinished WorkItem and Mission waits for, now."""
-        return waits(self.log.state, self.spec, self.runtimes, self.clock.now_us())
+        return waits(self.log.state, self.spec, self.runtimes, self.clock.now_us(), self.progress)
 
     def run(
         self,

@@ -315,7 +315,7 @@ class Scenario:
     def check(self) -> MissionFile:
         """The checked specification the Sandbox runs (``MissionFileError`` on a mistake,
         naming its place)."""
-        return parse(self.to_dict(), name=self.name or "scenario", source="python")
+        return parse(self.to_dict(), source="python")
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Scenario:
@@ -372,8 +372,6 @@ class Scenario:
             scenario = cls.from_toml(path.read_text(encoding="utf-8"))
         except MissionFileError as exc:
             raise MissionFileError(f"{path}: {exc}") from None
-        if scenario.name is None:
-            scenario.name = path.stem
         return scenario
 
     def save(self, path: Path | str) -> Path:

@@ -71,10 +71,12 @@ def test_every_sample_survives_toml_to_python_to_toml(path: Path) -> None:
     scenario = Scenario.load(path)
     text = scenario.to_toml()
     assert Scenario.from_toml(text) == scenario
-    # the same Missions, checked the same way, as the original file; only the content hash
-    # differs, as it hashes the tables as written (the rewritten file spells out the defaults)
-    again = parse(tomllib.loads(text), name=path.stem, source=str(path))
-    assert replace(again, content_hash="") == replace(load(path), content_hash="")
+    # the same Missions, checked the same way, as the original file, with the same content hash
+    # (it hashes the checked specification: the rewritten file leaves out the defaults the
+    # sample spells out), so the same Organization ID
+    again = parse(tomllib.loads(text), source=str(path))
+    assert again == load(path)
+    assert scenario.check() == replace(load(path), source="python")
 
 
 def test_a_scenario_in_python_runs_to_approval_like_its_toml(tmp_path: Path) -> None:
@@ -84,6 +86,36 @@ def test_a_scenario_in_python_runs_to_approval_like_its_toml(tmp_path: Path) -> 
     from_toml = Sandbox(tmp_path / "toml", toml, worker_files=False).run()
     assert from_python.finished and set(from_python.missions.values()) == {"approved"}
     assert (from_python.events, from_python.steps) == (from_toml.events, from_toml.steps)
+
+
+def _log_bytes(sandbox: Sandbox) -> list[str]:
+    store = sandbox.log.store
+    return [e.document for e in store.events()] + [r.command_text for r in store.rejections()]
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "unnamed"])
+def test_a_scenario_and_its_toml_write_the_same_log_bytes(tmp_path: Path, named: bool) -> None:
+    scenario = _hello()
+    scenario.name = "hello" if named else None
+    from_toml = parse(tomllib.loads(scenario.to_toml()))
+    python = Sandbox(tmp_path / "py", scenario, worker_files=False)
+    toml = Sandbox(tmp_path / "toml", from_toml, worker_files=False)
+    saved = Sandbox(tmp_path / "file", scenario.save(tmp_path / "other.toml"), worker_files=False)
+    assert python.organization_id == toml.organization_id == saved.organization_id
+    for sandbox in (python, toml, saved):
+        assert sandbox.run().finished
+    assert _log_bytes(python) == _log_bytes(toml) == _log_bytes(saved)
+    assert len(_log_bytes(python)) > 20 and python.organization_id in _log_bytes(python)[0]
+
+
+def test_spelling_out_a_default_does_not_change_the_organization(tmp_path: Path) -> None:
+    raw = _hello().to_dict()
+    spelt = tomllib.loads(_hello().to_toml())
+    spelt["agents"][0]["max_concurrency"] = 1  # the default, written out
+    spelt["missions"][0]["approval"] = "approve"
+    assert raw != spelt and parse(raw).content_hash == parse(spelt).content_hash
+    spelt["missions"][0]["approval"] = "cancel"  # a different Mission is a different hash
+    assert parse(raw).content_hash != parse(spelt).content_hash
 
 
 def test_defaults_are_left_out_of_the_toml() -> None:

@@ -13,10 +13,11 @@ import pytest
 from mwp_local.agents.base import Intent, View
 from mwp_local.agents.coordinator.core import CoordinatorPolicy
 from mwp_local.agents.coordinator.offers import Candidate
-from mwp_local.agents.specs import MissionSpec, WorkSpec
+from mwp_local.agents.specs import DEFAULT_WORK_BUDGET, MissionSpec, WorkSpec
 from mwp_local.agents.worker.admission import Admission
 from mwp_local.agents.worker.core import WorkerPolicy
 from mwp_local.authority.model import WorkItemRecord
+from mwp_local.drivers.mission_file import parse as parse_mission_file
 from mwp_local.drivers.sandbox import Sandbox
 from mwp_local.protocol.tables import WorkItemState
 
@@ -150,12 +151,30 @@ class NotAPolicy:
         return []
 
 
+class LooksLikeAWorker(NotAPolicy):
+    """Every Worker hook by name, but no policy the driver can serve (no slots, no lifecycle)."""
+
+    def admit(self, view: Any, item: Any, now_us: int) -> Any: ...
+
+    def blocks(self, view: Any, item: Any, now_us: int) -> Any: ...
+
+    def work(self, request: Any) -> Any: ...
+
+    def progress(self, slot: Any, report: Any, now_us: int) -> Any: ...
+
+
 @pytest.mark.parametrize(
     "policies, message",
     [
         ({"coordinater": RubberStamp}, "did you mean 'coordinator'"),
         ({"ana": NotAPolicy}, "subclass of WorkerPolicy"),
+        ({"ana": NotAPolicy}, r"policies\['ana'\].*it lacks admit, blocks, work, progress"),
+        ({"ana": NotAPolicy()}, r"ana works.*it lacks admit, blocks, work, progress"),
+        ({"ana": LooksLikeAWorker}, "has the hooks' names but is not a built-in policy"),
         ({"coordinator": Picky}, "subclass of CoordinatorPolicy"),
+        ({"coordinator": Picky}, "it lacks rank, plan, discover, review"),
+        ({"mission-owner": Picky}, r"mission-owner owns Missions.*subclass of MissionOwnerPolicy"),
+        ({"mission-owner": Picky}, "lacks cancel, request_changes, approve, approve_execution"),
     ],
 )
 def test_a_policy_the_driver_cannot_serve_is_reported_at_once(
@@ -184,8 +203,7 @@ class FindsDocs(CoordinatorPolicy):
                     goal="Document the export button",
                     capability=("mwp.software.analyse", "1.0.0"),
                     depends_on=("requirements",),
-                    # a contract without a budget is refused (WORK_CONTRACT_INCOMPLETE)
-                    budget={"financial": 5.0, "tool_calls": 10.0, "compute_seconds": 5000.0},
+                    # no budget: the mission file's default, {"financial": 10.0}
                 )
             ]
         return []
@@ -200,3 +218,34 @@ def test_a_discovered_work_item_is_planned_and_delivered(tmp_path: Path) -> None
     docs = [w for w in sandbox.log.state.work_items.values() if w.work_item_id.endswith(":docs")]
     assert len(docs) == 1 and docs[0].state is WorkItemState.VERIFIED
     assert any(d.endswith(":requirements") for d in docs[0].dependencies)
+    assert docs[0].contract["budget"] == {"currency": "EUR", "financialLimit": 10.0}
+
+
+def test_a_hand_built_work_spec_gets_the_mission_file_default_budget() -> None:
+    spec = WorkSpec(id="docs", goal="Document", capability=("mwp.software.analyse", "1.0.0"))
+    assert spec.budget == dict(DEFAULT_WORK_BUDGET) == {"financial": 10.0}
+    from_file = parse_mission_file(
+        {
+            "agents": [
+                {"name": "c", "capabilities": ["mwp.coordination@1.0.0"]},
+                {"name": "w", "capabilities": ["mwp.software.analyse@1.0.0"]},
+            ],
+            "missions": [
+                {
+                    "id": "m",
+                    "objective": "o",
+                    "owner": "h",
+                    "coordinator": "c",
+                    "work": [
+                        {"id": "docs", "goal": "g", "capability": "mwp.software.analyse@1.0.0"}
+                    ],
+                }
+            ],
+        }
+    )
+    assert from_file.missions[0].work[0].budget == spec.budget
+
+
+def test_an_empty_work_spec_budget_is_an_error_naming_it_with_a_fix() -> None:
+    with pytest.raises(ValueError, match=r"WorkSpec 'docs': budget is empty.*budget=\{'financial'"):
+        WorkSpec(id="docs", goal="Document", capability=("a", "1.0.0"), budget={})
