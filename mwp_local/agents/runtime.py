@@ -18,6 +18,17 @@ mode does, so a busy Worker does not pay one commit per action): either way a Cu
 stored without what it produced, and a crash loses only what the Group log re-delivers.
 Opening a runtime on an existing store folds its stored Events back in release order and checks
 the rebuilt queues against the stored ones (``restored``).
+
+A Group's Events reach a member only from its Membership's visibility start (§8,
+``delivery.audience``), so an agent granted a Membership late *joins* the Group there: its
+Cursor starts just below the start, and its replica is seeded from the Context Package the
+Membership (or, for a WorkItem authorized before a member's start, the offer) names: the Events
+it cites (the Mission's own, the WorkItem's), fetched through the isolation gate
+(``fetch_context``: ``fetch_cited_events`` at the Authority) and checked (cited by the package,
+of its Group, signed), then the delivered tail is folded on top. In such a *partial* Group an
+Event about something the replica never learned (another WorkItem authorized before the start)
+changes nothing in it (``unfolded`` counts them): the replica is exact for what the package
+cites and for everything from the start on, which is what the agent acts on.
 """
 
 from __future__ import annotations
@@ -28,15 +39,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..authority.evolve import evolve
+from ..artifacts.context_packages import cited_event_ids
+from ..authority.evolve import ReplayError, evolve
 from ..authority.organization import Member, Organization
 from ..authority.pipeline import Outcome
 from ..authority.records import EventRecord
 from ..authority.state import AuthorityState
+from ..protocol.errors import ErrorCode, ProtocolError
 from ..protocol.ids import derived_uuid
 from ..protocol.inbox import ORG, Inbox
 from ..protocol.jcs import canonicalize
 from ..protocol.jsontext import parse_strict
+from ..protocol.signing import profile_for, verify_parsed
 from ..store.agent_store import InboxRow, LocalBatch, LocalStore, QueueRow, work_queues
 from .base import Intent, Policy, View
 
@@ -79,8 +93,24 @@ class AgentRuntime:
     #: Group log is durable (write-behind) passes the log's flush, so a local store is never
     #: durable ahead of the log it was built from.
     durable_first: Callable[[], None] | None = None
+    #: The Events a Context Package cites, fetched through the isolation gate (the driver
+    #: wires ``fetch_cited_events`` at the Authority for this agent; it raises the gate's
+    #: ``ProtocolError`` when it refuses): what a late joiner learns of what lies before its
+    #: visibility start. None: it starts from its grant with nothing more.
+    fetch_context: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None
     inbox: Inbox = field(default_factory=Inbox)
     replica: AuthorityState = field(init=False)
+    #: Events of a partial Group (joined late) the replica had nothing to fold them into.
+    unfolded: int = 0
+    #: The Context Packages this agent started from: (package ID, cited Events fetched) ...
+    seeded: list[tuple[str, int]] = field(default_factory=list)
+    #: ... and the ones the gate refused: (package ID, section-19 code).
+    seed_refused: list[tuple[str, str]] = field(default_factory=list)
+    #: Groups joined after their start (the replica is a partial view there) → the sequences
+    #: folded into it (seeded from packages, or delivered and foldable): a package citing an
+    #: Event delivered before the replica could fold it (about a WorkItem it learns of later)
+    #: folds it then.
+    _partial: dict[str, set[int]] = field(default_factory=dict, init=False)
     sent: int = 0
     accepted: int = 0
     rejected: int = 0
@@ -146,7 +176,9 @@ class AgentRuntime:
         released = 0
         for received in events:
             event, text = _own_copy(received)
+            self._join(event)
             for ready in self.inbox.offer(event):
+                self._seed_for(ready)
                 # Released at once (the usual case) it comes with its text; one released later
                 # from the out-of-order buffer is written out again.
                 self._fold(ready, text if ready is event else None)
@@ -186,9 +218,107 @@ class AgentRuntime:
             return record.event_id in self.inbox.seen
         return int(record.sequence or 0) <= self.inbox.cursors.get(group, 0)
 
-    def _fold(self, event: dict[str, Any], text: str | None) -> None:
-        evolve(self.replica, event)
+    # ------------------------------------------------------------------ joining late
+
+    def _join(self, event: dict[str, Any]) -> None:
+        """A Membership granted to this agent whose visibility starts past its Cursor: the
+        Group starts there (nothing before the start is delivered, §8)."""
+        group = event.get("groupId")
+        if group is None or event.get("kind") != "membership.changed":
+            return
+        doc = event["payload"]["membership"]
+        if doc["member"]["id"] != self.member.id or doc["state"] == "ended":
+            return
+        cursor = self.inbox.cursors.get(group, 0)
+        start = min(int(doc.get("visibilityStartSequence") or 1), int(event["sequence"]))
+        if int(event["sequence"]) <= cursor or start <= cursor + 1:
+            return  # delivered contiguously (or a duplicate)
+        held = self.replica.memberships.get((group, self.member.id))
+        if cursor and (held is None or held.state != "ended"):
+            # Receiving the Group already (from before this start, as a bench may hand it):
+            # a gap here is one to wait for, never one to jump.
+            return
+        self._partial.setdefault(group, set())
+        self.inbox.start(group, start - 1)
+
+    def _seed_for(self, event: dict[str, Any]) -> None:
+        """Before folding a grant or an offer to this agent in a partial Group: seed the
+        replica from the Context Package it names (once per package)."""
+        group = event.get("groupId")
+        if group not in self._partial or event.get("kind") not in _NAMING_PACKAGES:
+            return
+        payload = event["payload"]
+        package = payload.get("contextPackage")
+        if not isinstance(package, dict):
+            return
+        if event["kind"] == "membership.changed":
+            if payload["membership"]["member"]["id"] != self.member.id:
+                return
+        elif self.member.id not in {o["agentId"] for o in payload["offers"]}:
+            return
+        self._seed(group, package)
+
+    def _seed(self, group: str, package: dict[str, Any]) -> None:
+        if self.fetch_context is None or package["groupId"] != group:
+            return
+        if any(known == package["contextPackageId"] for known, _ in self.seeded):
+            return  # the same package again (a Membership change naming it)
+        try:
+            fetched = self.fetch_context(package)
+        except ProtocolError as refused:
+            self.seed_refused.append((package["contextPackageId"], refused.code.value))
+            return
+        cited = set(cited_event_ids(package))
+        profile = profile_for("event")
+        for event in fetched:
+            # The gate is the Authority's, yet what enters the replica is checked here too.
+            if event.get("groupId") != group or event["eventId"] not in cited:
+                raise ProtocolError(
+                    ErrorCode.PROTOCOL_VIOLATION,
+                    f"Event {event['eventId']} is not one the Context Package "
+                    f"{package['contextPackageId']} cites in Group {group}.",
+                )
+            verify_parsed(profile, event, self.replica.registry)
+        held = self._partial[group]
+        mine = sorted(
+            (e for e in fetched if int(e["sequence"]) not in held), key=lambda e: e["sequence"]
+        )
+        for event in mine:
+            self._fold(parse_strict(canonicalize(event).decode()), None)
+        self.seeded.append((package["contextPackageId"], len(mine)))
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        """Fold ``event`` into the replica and tell the policy; in a partial Group an Event
+        about what the replica never learned changes nothing (``unfolded``)."""
+        group = event.get("groupId")
+        held = self._partial.get(group) if group is not None else None
+        if held is None:
+            evolve(self.replica, event)
+            self.policy.observe(self.view, event)
+            return
+        if not self._foldable(event):
+            self.unfolded += 1
+            return
+        try:
+            evolve(self.replica, event)
+        except (ReplayError, KeyError):
+            self.unfolded += 1
+            return
+        held.add(int(event["sequence"]))
         self.policy.observe(self.view, event)
+
+    def _foldable(self, event: dict[str, Any]) -> bool:
+        state = self.replica
+        if event["kind"] != "mission.created" and event["groupId"] not in state.groups:
+            return False
+        payload = event["payload"]
+        wid = event.get("workItemId") or (
+            payload.get("workItemId") if isinstance(payload, dict) else None
+        )
+        return wid is None or event["kind"] == "work.authorized" or wid in state.work_items
+
+    def _fold(self, event: dict[str, Any], text: str | None) -> None:
+        self._apply(event)
         if self.local is None:
             return
         group = event.get("groupId") or ORG
@@ -254,10 +384,16 @@ class AgentRuntime:
 
     def _restore(self, local: LocalStore) -> None:
         snapshot = local.load()
+        # A Group whose stored Events do not run from 1 to its Cursor was joined late.
+        stored: dict[str, set[int]] = {}
         for row in snapshot.events:
-            event = parse_strict(row.document)
-            evolve(self.replica, event)
-            self.policy.observe(self.view, event)
+            if row.group_id != ORG:
+                stored.setdefault(row.group_id, set()).add(row.sequence)
+        for group, sequences in stored.items():
+            if sequences != set(range(1, snapshot.cursors.get(group, 0) + 1)):
+                self._partial[group] = set()
+        for row in snapshot.events:
+            self._apply(parse_strict(row.document))
         self.replica.take_touched()
         self.inbox.restore(
             snapshot.cursors, (r.event_id for r in snapshot.events if r.group_id == ORG)
@@ -380,6 +516,10 @@ class AgentRuntime:
             self.rejected += 1
             self._refused[_key(intent)] = str(intent.payload.get("workItemId", ""))
         self.policy.on_outcome(self.view, intent, outcome, now_us)
+
+
+#: Event kinds that may name a Context Package for this agent.
+_NAMING_PACKAGES = frozenset({"membership.changed", "work.offer.created"})
 
 
 def _own_copy(received: str | bytes | dict[str, Any]) -> tuple[dict[str, Any], str]:

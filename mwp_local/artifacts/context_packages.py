@@ -40,6 +40,9 @@ __all__ = [
     "cited_event_ids",
     "context_package_from_log",
     "fetch_cited_events",
+    "gate_cited_events",
+    "mission_level",
+    "proposals_of",
     "verify_context_package",
 ]
 
@@ -98,20 +101,57 @@ _DECISIONS: Mapping[str, _Describe] = {
 }
 
 
+def mission_level(event: Mapping[str, Any]) -> bool:
+    """Whether ``event`` records the Mission itself (its creation and contract, its Coordinator,
+    its state): what a WorkItem's package cites besides the WorkItem, since a Worker joining
+    late needs them to act in the Group at all (the Coordinator Epoch its Commands carry)."""
+    return str(event["kind"]).startswith("mission.") and not event.get("workItemId")
+
+
 def _relevant(events: Sequence[Mapping[str, Any]], scope: PackageScope) -> list[Mapping[str, Any]]:
     if scope.work_item_id is None:
         return list(events)
-    conversations = {
-        e["payload"]["workItem"]["conversationId"]
-        for e in events
-        if e["kind"] == "work.authorized"
-        and e["payload"]["workItem"]["workItemId"] == scope.work_item_id
-    }
+    conversations = set()
+    # The WorkItems it depends on: their outcome and deliverables are its inputs.
+    depends: set[str] = set()
+    for e in events:
+        if e["kind"] == "work.authorized":
+            item = e["payload"]["workItem"]
+            if item["workItemId"] == scope.work_item_id:
+                conversations.add(item["conversationId"])
+                depends.update(item["contract"].get("dependencyWorkItemIds", ()))
+        elif e["kind"] == "work.contract.revised" and e.get("workItemId") == scope.work_item_id:
+            depends.update(e["payload"]["contract"].get("dependencyWorkItemIds", ()))
+    proposals = proposals_of(events, {scope.work_item_id, *depends})
     return [
         e
         for e in events
-        if e.get("workItemId") == scope.work_item_id or e.get("conversationId") in conversations
+        if e.get("workItemId") == scope.work_item_id
+        or e.get("conversationId") in conversations
+        or e.get("workItemId") in depends
+        or _proposal_of(e) in proposals
+        or mission_level(e)
     ]
+
+
+def _proposal_of(event: Mapping[str, Any]) -> str | None:
+    payload = event.get("payload")
+    if event.get("workItemId") or not isinstance(payload, dict):
+        return None
+    proposal = payload.get("proposalId")
+    return str(proposal) if proposal else None
+
+
+def proposals_of(events: Sequence[Mapping[str, Any]], work_item_ids: set[str | None]) -> set[str]:
+    """The Work Proposals the given WorkItems were authorized from: their ``work.proposed``
+    precedes the authorization, and a replica folds the authorization only after it."""
+    return {
+        str(e["payload"]["proposalId"])
+        for e in events
+        if e["kind"] == "work.authorized"
+        and e["payload"]["workItem"]["workItemId"] in work_item_ids
+        and e["payload"].get("proposalId")
+    }
 
 
 def _derived_constraints(events: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -379,6 +419,20 @@ def fetch_cited_events(
     Membership, ``INVALID_COMMAND`` for an Event the package does not cite, ``AUTH_FORBIDDEN``
     naming each Event the Membership does not cover; nothing is returned then.
     """
+    return gate_cited_events(
+        state, _events_of(store, package["groupId"]), package, requester_id, event_ids
+    )
+
+
+def gate_cited_events(
+    state: AuthorityState,
+    group_events: Sequence[Mapping[str, Any]],
+    package: Mapping[str, Any],
+    requester_id: str,
+    event_ids: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """``fetch_cited_events`` over the package's Group's Events as already read (``group_events``),
+    so a caller may read the log outside the lock it holds ``state`` under. Pure."""
     verify_context_package(package, state)
     group_id = package["groupId"]
     mem = state.memberships.get((group_id, requester_id))
@@ -398,7 +452,7 @@ def fetch_cited_events(
             rule=_RULE,
             eventIds=uncited,
         )
-    by_id = {e["eventId"]: e for e in _events_of(store, group_id) if e["eventId"] in set(wanted)}
+    by_id = {e["eventId"]: dict(e) for e in group_events if e["eventId"] in set(wanted)}
     missing = [e for e in wanted if e not in by_id]
     if missing:
         raise _invalid("The Group log holds no such Events.", eventIds=missing)
@@ -407,14 +461,28 @@ def fetch_cited_events(
     # a late joiner receives its Context Package and MAY retrieve the cited source Events):
     # its citations about that WorkItem are theirs even before the visibility start, such as
     # the work.authorized that precedes every offer. Nothing else before the start is.
+    # The same holds for a WorkItem offered to them (an offer to a member whose visibility
+    # starts after the WorkItem was authorized names such a package too), and for the Mission's
+    # own Events (its contract, its Coordinator) that such a package cites.
     made_for = package.get("workItemId")
-    granted = made_for is not None and scope_covers_event(state, mem, {"workItemId": made_for})
+    granted = made_for is not None and (
+        scope_covers_event(state, mem, {"workItemId": made_for})
+        or _offered_to(state, made_for, requester_id)
+    )
+    item = state.work_items.get(made_for or "")
+    about: set[str | None] = {made_for, *(item.dependencies if item is not None else ())}
+    proposals = proposals_of(group_events, about) if granted else set()
     denied = {}
     for event_id in wanted:
         event = by_id[event_id]
-        if event["sequence"] < start and not (granted and event.get("workItemId") == made_for):
+        theirs = (
+            event.get("workItemId") in about
+            or mission_level(event)
+            or _proposal_of(event) in proposals
+        )
+        if event["sequence"] < start and not (granted and theirs):
             denied[event_id] = f"sequence {event['sequence']} is before your visibility ({start})"
-        elif not scope_covers_event(state, mem, event):
+        elif not (granted and theirs) and not scope_covers_event(state, mem, event):
             denied[event_id] = f"outside your scopes {', '.join(mem.document['scopes'])}"
     if denied:
         raise ProtocolError(
@@ -425,3 +493,15 @@ def fetch_cited_events(
             rule=_RULE,
         )
     return [by_id[e] for e in wanted]
+
+
+def _offered_to(state: AuthorityState, work_item_id: str, requester_id: str) -> bool:
+    """Whether ``work_item_id`` was offered to (or is owned by) ``requester_id``."""
+    item = state.work_items.get(work_item_id)
+    if item is None:
+        return False
+    if item.owner is not None and item.owner.get("agentId") == requester_id:
+        return True
+    return any(
+        state.offers[o].agent_id == requester_id for o in item.offer_ids if o in state.offers
+    )

@@ -1,21 +1,24 @@
 """Who receives which Events (§8, §13.3, §17.2; MWP-WRK-028): a Group's Events go to its
-members only; Organization-scoped Events (Agent Cards, Sessions) go to everyone.
+members only, from their visibility start; Organization-scoped Events (Agent Cards, Sessions) go
+to everyone.
 
 Owns the delivery-side reading of Memberships, folded from the Events themselves (the
 ``membership.changed`` / ``membership.ended`` documents), so the delivery bus, the direct path
 and a replay after a restart all filter alike without asking the Authority:
 
-* a Principal receives a Group's Events once a Membership of theirs in it was granted, from
-  sequence 1 (the agents' replicas fold a Group from its start; a Membership's
-  ``visibilityStartSequence`` is not applied here), through the Event that ended it (so it
-  learns the end); a Membership granted again resumes where delivery stopped;
-* the Event that grants a Membership reaches the new member: it lies in the range above;
+* a Principal receives a Group's Events from its Membership's ``visibilityStartSequence`` (the
+  Event granting the Membership included: it lies at or after the start) through the Event that
+  ended it (so it learns the end); what lies before the start it gets only from the Context
+  Package the Membership names, whose cited Events it fetches through the isolation gate
+  (``fetch_cited_events``): an agent's replica starts from that package (``agents.runtime``);
+* a Membership granted again (after it ended) starts again at its own visibility start: what
+  happened in the Group in between is not delivered;
 * a Principal never a member of a Group receives none of its Events, in any path.
 
 ``DirectFeed`` is the path without a bus: the Events published so far and what each recipient
-was handed, so each gets its Groups' Events in sequence order with no gaps (Events published
-out of order, as threads may, wait until the gap is filled). No I/O; one lock, so threads may
-share it.
+was handed, so each gets its Groups' Events in sequence order with no gaps from its start
+(Events published out of order, as threads may, wait until the gap is filled). No I/O; one
+lock, so threads may share it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ class Audience:
     #: (Group, Principal) → None while the Membership is live, else the sequence of the Event
     #: that ended it (delivery stops after it).
     _horizon: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    #: (Group, Principal) → the first sequence delivery hands it (the visibility start of the
+    #: Membership that opened its current span).
+    _start: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def note(self, event: dict[str, Any]) -> None:
         """Take one published Event into account (only Membership Events change anything)."""
@@ -48,16 +54,30 @@ class Audience:
             return
         doc = event["payload"]["membership"]
         key = (str(doc["groupId"]), str(doc["member"]["id"]))
-        self._horizon[key] = int(event["sequence"]) if doc["state"] == "ended" else None
+        if doc["state"] == "ended":
+            self._horizon[key] = int(event["sequence"])
+            return
+        if key not in self._horizon or self._horizon[key] is not None:
+            # A new span (first grant, or granted again after it ended) starts at its own
+            # visibility; a change while live (provisional to active) keeps the span's start.
+            start = int(doc.get("visibilityStartSequence") or 1)
+            self._start[key] = max(1, min(start, int(event["sequence"])))
+        self._horizon[key] = None
 
     def grant(self, principal_id: str, group_id: str) -> None:
-        """Count ``principal_id`` a live member of ``group_id`` without a Membership Event (a
-        bench whose Events were not made for its receiver)."""
+        """Count ``principal_id`` a live member of ``group_id`` from sequence 1 without a
+        Membership Event (a bench whose Events were not made for its receiver)."""
         self._horizon[(group_id, principal_id)] = None
+        self._start[(group_id, principal_id)] = 1
 
     def member(self, principal_id: str, group_id: str) -> bool:
         """Whether ``principal_id`` was ever granted a Membership in ``group_id``."""
         return (group_id, principal_id) in self._horizon
+
+    def start(self, principal_id: str, group_id: str) -> int:
+        """The first sequence of ``group_id`` that ``principal_id`` may be handed (its current
+        Membership span's visibility start; 1 for a non-member, who is handed nothing)."""
+        return self._start.get((group_id, principal_id), 1)
 
     def through(self, principal_id: str, group_id: str, latest: int) -> int:
         """The highest sequence of ``group_id`` (whose latest Event is ``latest``) that
@@ -118,7 +138,8 @@ class DirectFeed:
         handed = self._handed.setdefault(principal_id, {})
         for group in sorted(self._groups):
             through = self.audience.through(principal_id, group, self._contiguous.get(group, 0))
-            after = handed.get(group, 0)
+            # Nothing before the visibility start (a span granted again skips the gap).
+            after = max(handed.get(group, 0), self.audience.start(principal_id, group) - 1)
             if through <= after:
                 continue
             texts = self._groups[group]

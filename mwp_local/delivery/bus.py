@@ -85,7 +85,8 @@ class DeliveryBus:
         self.acks: list[tuple[str, str, int]] = []
         self.handed: dict[str, dict[str, set[int]]] = {}
         self.subscriptions: list[tuple[str, dict[str, Any]]] = []
-        #: Whose sessions get which Group's Events (its members only, from sequence 1).
+        #: Whose sessions get which Group's Events (its members only, from their visibility
+        #: start).
         self.audience = Audience()
         self.stats = BusStats()
         self._order = 0
@@ -187,7 +188,8 @@ class DeliveryBus:
             through = self._through(agent, group)
             if not through:
                 continue  # not a member: none of the Group's Events, nor whether it exists
-            after = session.sent.get(group, 0)
+            # Nothing before the member's visibility start (§8): a late joiner starts there.
+            after = max(session.sent.get(group, 0), self.audience.start(agent, group) - 1)
             if after < self.retention[group]:
                 self._too_old(session, group, after, now_us)
                 continue
@@ -247,21 +249,24 @@ class DeliveryBus:
         self._queue(session, group, 0, frame, now_us)
 
     def _snapshot_at_retention(
-        self, group: str, now_us: int, *, refused: str | None = None
+        self, group: str, now_us: int, *, refused: str | None = None, start: int = 1
     ) -> SnapshotBundle:
-        """The signed snapshot through the Group's retention point (made when first needed,
-        and made anew when ``refused`` names the current one: a receiver could not verify
-        it)."""
-        current = self.current_snapshot.get(group)
+        """The signed snapshot through the Group's retention point from sequence ``start`` (a
+        member's visibility start: a late joiner's snapshot holds nothing from before it),
+        made when first needed, and made anew when ``refused`` names the current one (a
+        receiver could not verify it)."""
+        key = group if start <= 1 else f"{group}@{start}"
+        current = self.current_snapshot.get(key)
         if (
             current is not None
             and current != refused
             and self.snapshots[current].through_sequence == self.retention[group]
         ):
             return self.snapshots[current]
-        bundle = self.make_snapshot(group, self.archive[group], format_utc(now_us))
+        events = [e for e in self.archive[group] if int(e["sequence"]) >= start]
+        bundle = self.make_snapshot(group, events, format_utc(now_us))
         self.snapshots[bundle.snapshot["snapshotId"]] = bundle
-        self.current_snapshot[group] = bundle.snapshot["snapshotId"]
+        self.current_snapshot[key] = bundle.snapshot["snapshotId"]
         self.stats.snapshots += 1
         return bundle
 
@@ -269,7 +274,10 @@ class DeliveryBus:
         # A session asking again from before the retention point did not restore the snapshot
         # it was named (it refused it): it gets one signed anew, never the same one forever.
         bundle = self._snapshot_at_retention(
-            group, now_us, refused=session.snapshot_named.get(group)
+            group,
+            now_us,
+            refused=session.snapshot_named.get(group),
+            start=self.audience.start(session.receiver.agent_id, group),
         )
         session.snapshot_named[group] = bundle.snapshot["snapshotId"]
         retention = self.retention[group]

@@ -71,15 +71,20 @@ def build_snapshot(
     *,
     online_window: int,
 ) -> SnapshotBundle:
-    """Sign a snapshot of ``events`` (sequences 1..n of ``group_id``, in order) as the Group
-    Authority."""
-    if not events or [int(e["sequence"]) for e in events] != list(range(1, len(events) + 1)):
-        raise ValueError("a snapshot covers a Group's Events from sequence 1 without a gap")
+    """Sign a snapshot of ``events`` (sequences k..n of ``group_id``, in order: from 1, or
+    from a late joiner's visibility start k) as the Group Authority."""
+    first = int(events[0]["sequence"]) if events else 1
+    if not events or [int(e["sequence"]) for e in events] != list(
+        range(first, first + len(events))
+    ):
+        raise ValueError("a snapshot covers a Group's Events in sequence without a gap")
     body = body_of(group_id, events)
     through = body["throughSequence"]
+    # One from sequence 1 keeps its historical ID; one from a visibility start names it.
+    scope = str(through) if first == 1 else f"{first}..{through}"
     authority = org.authority
     unsigned = {
-        "snapshotId": derived_uuid(org.organization_id, "group-snapshot", group_id, str(through)),
+        "snapshotId": derived_uuid(org.organization_id, "group-snapshot", group_id, scope),
         "groupId": group_id,
         "throughSequence": through,
         "eventIds": [e["eventId"] for e in events],
@@ -90,7 +95,7 @@ def build_snapshot(
                     org.organization_id, "group-snapshot-policy", group_id, str(through)
                 ),
                 "decision": (
-                    f"Online retention: Events 1..{through} of this Group leave the online "
+                    f"Online retention: Events {first}..{through} of this Group leave the online "
                     "window and are served through this snapshot; the Group log keeps them."
                 ),
                 "actor": authority.actor,

@@ -28,6 +28,7 @@ outages, offline buffering and reconciliation behave alike in both.
 from __future__ import annotations
 
 import difflib
+import json
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -48,6 +49,7 @@ from ..agents.specs import AgentSpec, MissionFile
 from ..agents.worker.core import WorkerPolicy
 from ..agents.worker.execution import WorkFunction
 from ..agents.worker.work import InputArtifact
+from ..artifacts.context_packages import gate_cited_events
 from ..artifacts.manifests import GatedContent
 from ..authority import Accepted, AuthorityConfig
 from ..authority.isolation import artifact_access
@@ -215,7 +217,12 @@ class Sandbox:
             if agent is not None and self.is_worker(name):
                 runtimes.append(self._worker_runtime(agent, policy=policy))
             else:
-                runtimes.append(AgentRuntime(org, org.get(name), policy))
+                member = org.get(name)
+                runtimes.append(
+                    AgentRuntime(
+                        org, member, policy, fetch_context=self._context_fetcher(member.id)
+                    )
+                )
         return sorted(runtimes, key=lambda r: r.member.id)
 
     def _checked_policies(self, policies: Mapping[str, type[Policy]]) -> dict[str, type[Policy]]:
@@ -321,7 +328,19 @@ class Sandbox:
             flush_before_acting=False,  # the Sandbox flushes (``flush``), the log first
             # a file is never durable ahead of the log; memory is never durable at all
             durable_first=self.log.flush if self.worker_files else None,
+            fetch_context=self._context_fetcher(org.get(agent.name).id),
         )
+
+    def _context_fetcher(self, member_id: str) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+        """How ``member_id`` fetches the Events a Context Package cites: through the isolation
+        gate (``gate_cited_events``) over the Authority's state, read under its lock, and the
+        Group log, read before it (a late joiner seeds its replica with them)."""
+
+        def fetch(package: dict[str, Any]) -> list[dict[str, Any]]:
+            events = [json.loads(r.document) for r in self.log.store.events(package["groupId"])]
+            return self.log.read(lambda state: gate_cited_events(state, events, package, member_id))
+
+        return fetch
 
     # ------------------------------------------------------------------ delivery
 

@@ -105,21 +105,56 @@ def cursors_reach_heads(ev: Evidence) -> Verdict:
 
 @check(
     "received_only_member_groups",
-    "no agent received an Event of a Group it was never granted a Membership in, or after "
-    "its Membership ended (§8, §17.2)",
+    "no agent received an Event of a Group it was never granted a Membership in, from before "
+    "its Membership's visibility start, or after its Membership ended (§8, §17.2)",
     S,
 )
 def received_only_member_groups(ev: Evidence) -> Verdict:
     leaks = [
         (f["agent"], f["groupId"], f["sequence"])
         for f in ev.event_frames
-        if f["groupId"] and f["sequence"] > ev.member_ranges.get((f["agent"], f["groupId"]), 0)
+        if f["groupId"] and not ev.visible(f["agent"], f["groupId"], f["sequence"])
     ]
     agents = {f["agent"] for f in ev.event_frames}
+    late = {k for k, spans in ev.visible_spans.items() if spans[0][0] > 1}
     return verdict(
-        bool(ev.event_frames) and not leaks,
-        f"{len(ev.event_frames)} Event frames to {len(agents)} agents, each of a Group of theirs",
-        f"{len(leaks)} frame(s) of Groups not theirs, e.g. {leaks[:3]}",
+        bool(ev.event_frames) and bool(late) and not leaks,
+        f"{len(ev.event_frames)} Event frames to {len(agents)} agents, each of a Group of theirs "
+        f"from their visibility start ({len(late)} Memberships started late)",
+        f"{len(leaks)} frame(s) of Groups not theirs or from before their start, e.g. {leaks[:3]}",
+    )
+
+
+@check(
+    "late_joiners_start_from_their_package",
+    "an agent whose visibility starts late learned what lies before it only from the Context "
+    "Packages addressed to it, fetched through the gate (§8, §13.3; MWP-WRK-027)",
+    S,
+)
+def late_joiners_start_from_their_package(ev: Evidence) -> Verdict:
+    # What a replica knows of a WorkItem from before its start must come from a package: each
+    # WorkItem it holds was authorized inside its spans, or is cited by a package to it.
+    authorized = {e["payload"]["workItem"]["workItemId"]: e for e in ev.of("work.authorized")}
+    unexplained = []
+    seeded = 0
+    for replica in ev.side["replicas"]:
+        agent = replica["agent"]
+        cited = ev.packages_for.get(agent, set())
+        seeded += sum(n for _, n in replica.get("seeded", ()))
+        for wid in replica["workItems"]:
+            e = authorized.get(wid)
+            if e is None:
+                continue
+            if (
+                not ev.visible(agent, e["groupId"], int(e["sequence"]))
+                and e["eventId"] not in cited
+            ):
+                unexplained.append((agent, wid))
+    return verdict(
+        seeded > 0 and not unexplained,
+        f"{seeded} cited Events fetched through the gate seeded late joiners; every WorkItem a "
+        "replica holds from before its start is cited by a package addressed to it",
+        f"seeded {seeded}; WorkItems known without a package: {unexplained[:4]}",
     )
 
 

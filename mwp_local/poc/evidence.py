@@ -175,6 +175,53 @@ class Evidence:
             out[key] = int(e["sequence"]) if doc["state"] == "ended" else 0
         return {k: v or self.heads[k[1]] for k, v in out.items()}
 
+    @cached_property
+    def visible_spans(self) -> dict[tuple[str, str], list[tuple[int, int]]]:
+        """(Principal, Group) → the sequence spans delivery may hand it: each from the
+        ``visibilityStartSequence`` of a Membership granted while none was live (the grant
+        included) through the Event that ended it, or the Group's head (folded from the log,
+        apart from the bus's Audience)."""
+        spans: dict[tuple[str, str], list[list[int]]] = {}
+        live: set[tuple[str, str]] = set()
+        for e in self.of("membership.changed", "membership.ended"):
+            doc = e["payload"]["membership"]
+            key = (doc["member"]["id"], doc["groupId"])
+            sequence = int(e["sequence"])
+            if doc["state"] == "ended":
+                if key in live:
+                    spans[key][-1][1] = sequence
+                    live.discard(key)
+            elif key not in live:
+                start = max(1, min(int(doc["visibilityStartSequence"] or 1), sequence))
+                spans.setdefault(key, []).append([start, 0])
+                live.add(key)
+        return {k: [(a, b or self.heads[k[1]]) for a, b in v] for k, v in spans.items()}
+
+    def visible(self, principal_id: str, group_id: str, sequence: int) -> bool:
+        """Whether delivery may hand ``principal_id`` that Event of ``group_id``."""
+        spans = self.visible_spans.get((principal_id, group_id), ())
+        return any(a <= sequence <= b for a, b in spans)
+
+    @cached_property
+    def packages_for(self) -> dict[str, set[str]]:
+        """Principal → the Event IDs cited by the Context Packages addressed to it (in the
+        Membership Event granting it one, or in an offer to it)."""
+        out: dict[str, set[str]] = {}
+        for e in self.of("membership.changed", "work.offer.created"):
+            package = e["payload"].get("contextPackage")
+            if not isinstance(package, dict):
+                continue
+            if e["kind"] == "membership.changed":
+                to = [e["payload"]["membership"]["member"]["id"]]
+            else:
+                to = [o["agentId"] for o in e["payload"]["offers"]]
+            cited = set(package["sourceEventRange"]["eventIds"])
+            for decision in package["decisions"]:
+                cited.update(decision["sourceEventIds"])
+            for principal in to:
+                out.setdefault(principal, set()).update(cited)
+        return out
+
     def heads_of(self, principal_id: str) -> dict[str, int]:
         """The Groups ``principal_id`` receives, each with the last sequence it is owed."""
         return {g: v for (p, g), v in self.member_ranges.items() if p == principal_id}

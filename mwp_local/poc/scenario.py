@@ -221,6 +221,10 @@ def _dump_end(
                 "cursors": dict(sorted(runtime.inbox.cursors.items())),
                 "gaps": runtime.inbox.gaps(),
                 "duplicatesDropped": runtime.inbox.duplicates,
+                # The Context Packages a late joiner started from (package ID, Events fetched
+                # through the gate), and the ones the gate refused.
+                "seeded": [list(s) for s in runtime.seeded],
+                "seedRefused": [list(s) for s in runtime.seed_refused],
                 "workItems": {
                     wid: {"state": str(item.state), "revision": item.revision}
                     for wid, item in sorted(state.work_items.items())

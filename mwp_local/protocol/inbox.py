@@ -65,6 +65,14 @@ class Inbox:
         self.buffered = {}
         self.seen = set(organization_event_ids)
 
+    def start(self, group: str, cursor: int) -> None:
+        """Start ``group`` at ``cursor`` (a late joiner's visibility start minus one: nothing
+        before it is delivered), dropping what is buffered at or below it."""
+        self.cursors[group] = max(self.cursors.get(group, 0), cursor)
+        waiting = self.buffered.get(group, {})
+        for sequence in [s for s in waiting if s <= self.cursors[group]]:
+            del waiting[sequence]
+
     def gaps(self) -> dict[str, list[int]]:
         """Per Group, the sequences buffered beyond a gap (waiting for redelivery)."""
         return {g: sorted(w) for g, w in self.buffered.items() if w}

@@ -77,16 +77,30 @@ def test_a_mission_package_is_official_signed_and_summarizes_the_log(logged: Sce
 
 @pytest.mark.req("MWP-WRK-027")
 def test_a_work_item_package_cites_only_that_work_item(logged: Scene) -> None:
+    """It cites the WorkItem (its Events, its Conversation), the WorkItems it depends on, and
+    the Mission's own Events (its creation, its Coordinator): what a Worker whose visibility
+    starts later needs to act; no other WorkItem's Event."""
     _two_items(logged)
     package = _package(logged, W2)
     assert package["workItemId"] == W2
     cited = set(package["sourceEventRange"]["eventIds"])
-    about = {e["eventId"] for e in logged.w.events if e.get("workItemId") == W2}
-    assert cited and cited <= about | {
+    depends = set(logged.item(W2).contract.get("dependencyWorkItemIds", ()))
+    about = {e["eventId"] for e in logged.w.events if e.get("workItemId") in {W2, *depends}}
+    mission = {
+        e["eventId"]
+        for e in logged.w.events
+        if e.get("groupId") == GROUP
+        and e["kind"].startswith("mission.")
+        and not e.get("workItemId")
+    }
+    assert mission and mission <= cited
+    assert cited and cited <= about | mission | {
         e["eventId"]
         for e in logged.w.events
         if e.get("conversationId") == logged.item(W2).conversation_id
     }
+    other = {e["eventId"] for e in logged.w.events if e.get("workItemId") == W1}
+    assert W1 not in depends and not cited & other
     assert package["artifactHashes"] == []
 
 
@@ -183,10 +197,22 @@ def test_a_late_joiner_gets_no_other_history_from_before_its_start(logged: Scene
     package = _package(logged, W2)
     cited = {e["eventId"]: e for e in logged.w.events if e["eventId"] in cited_event_ids(package)}
     other = [i for i, e in cited.items() if e["sequence"] < start and e.get("workItemId") != W2]
-    if other:
-        with pytest.raises(ProtocolError) as caught:
-            fetch_cited_events(logged.w.state, logged.w.log.store, package, worker_b, other)
-        assert _code(caught) == "AUTH_FORBIDDEN"
+    # What the W2 package cites from before the start besides W2 is the Mission's own (its
+    # creation, its Coordinator): worker-b needs it to act in the Group, and fetches it ...
+    assert other and all(
+        cited[i]["kind"].startswith("mission.") and not cited[i].get("workItemId") for i in other
+    )
+    fetched = fetch_cited_events(logged.w.state, logged.w.log.store, package, worker_b, other)
+    assert [e["eventId"] for e in fetched] == other
+    # ... but the package lends it to nobody it was not made for (worker-a: W1 only).
+    worker_a = logged.id("worker-a")
+    start_a = logged.w.state.memberships[(GROUP, worker_a)].document["visibilityStartSequence"]
+    early = [i for i in other if cited[i]["sequence"] < start_a]
+    assert early
+    with pytest.raises(ProtocolError) as caught:
+        fetch_cited_events(logged.w.state, logged.w.log.store, package, worker_a, early)
+    assert _code(caught) == "AUTH_FORBIDDEN"
+    assert set(caught.value.details["denied"]) == set(early)
 
 
 @pytest.mark.req("MWP-WRK-027")

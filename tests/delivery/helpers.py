@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from mwp_local.agents.runtime import AgentRuntime
 from mwp_local.agents.specs import MissionFile
 from mwp_local.authority.evolve import evolve
 from mwp_local.authority.state import AuthorityState
@@ -72,15 +73,40 @@ def clean_for(sandbox: Sandbox, principal_id: str) -> dict[str, list[str]]:
     return projections(state)
 
 
+def assert_replica_clean(sandbox: Sandbox, runtime: AgentRuntime) -> None:
+    """A member of its Groups from sequence 1 holds exactly the clean fold of what it may
+    receive (``clean_for``). A late joiner's replica is partial by design (it started from its
+    Context Packages): every WorkItem and Mission it holds is exactly as the log has it at the
+    end of its last Membership span, folded here from the whole log prefix, and it holds none
+    of a Group it is no member of."""
+    events = [json.loads(e.document) for e in sandbox.log.store.events()]
+    spans = {g: v for (p, g), v in visible_spans(events).items() if p == runtime.member.id}
+    if all(v == [(1, v[0][1])] for v in spans.values()):
+        assert projections(runtime.replica) == clean_for(sandbox, runtime.member.id), runtime.name
+        return
+    org = sandbox.log.org
+    state = AuthorityState(registry=org.registry(), organization_id=org.organization_id)
+    for e in events:
+        group = e.get("groupId")
+        if group is None or group not in spans or int(e["sequence"]) <= spans[group][-1][1]:
+            evolve(state, e)
+    for wid, item in runtime.replica.work_items.items():
+        assert item.group_id in spans, (runtime.name, wid)
+        ref = state.work_items[wid]
+        assert (item.state, item.revision) == (ref.state, ref.revision), (runtime.name, wid)
+    for mid, mission in runtime.replica.missions.items():
+        assert mission.state == state.missions[mid].state, (runtime.name, mid)
+
+
 def untouched(sandbox: Sandbox) -> tuple[int, int, dict[str, list[str]]]:
     """What a rejection must leave unchanged: Event count, receipts, Authority projections."""
     store = sandbox.log.store
     return store.event_count(), len(list(store.receipts())), projections(sandbox.log.state)
 
 
-def contiguous(sequences: set[int]) -> int:
-    """The highest n with 1..n all in ``sequences``."""
-    n = 0
+def contiguous(sequences: set[int], start: int = 1) -> int:
+    """The highest n with start..n all in ``sequences`` (start - 1 when none)."""
+    n = start - 1
     while n + 1 in sequences:
         n += 1
     return n
@@ -88,15 +114,21 @@ def contiguous(sequences: set[int]) -> int:
 
 def acks_never_pass_a_gap(bus: DeliveryBus, restored: dict[str, dict[str, int]]) -> None:
     """Every ACK's Cursor is covered by sequences actually handed to that receiver (or restored
-    from a snapshot through some sequence)."""
+    from a snapshot through some sequence), from the start of its Membership's span (its
+    visibility start, folded here from the published Membership Events)."""
+    spans = visible_spans([json.loads(text) for text in bus.texts.values()])
     for agent, group, cursor in bus.acks:
         handed = set(bus.handed.get(agent, {}).get(group, set()))
         handed |= set(range(1, restored.get(agent, {}).get(group, 0) + 1))
-        assert cursor <= contiguous(handed), (agent, group, cursor)
+        starts = [a for a, _ in spans.get((agent, group), [(1, 0)]) if a <= cursor]
+        start = max(starts) if starts else 1
+        assert cursor <= contiguous(handed, start), (agent, group, cursor)
 
 
 def stored_cursors_never_pass_a_gap(sandbox: Sandbox) -> None:
-    """Each Worker's durable Cursor has every sequence up to it stored with it."""
+    """Each Worker's durable Cursor has every sequence up to it stored with it, from the start
+    of its Membership's span (its visibility start, folded here from the Group log)."""
+    spans = visible_spans([json.loads(e.document) for e in sandbox.log.store.events()])
     for runtime in sandbox.runtimes:
         if runtime.local is None:
             continue
@@ -106,7 +138,10 @@ def stored_cursors_never_pass_a_gap(sandbox: Sandbox) -> None:
             by_group.setdefault(row.group_id, set()).add(row.sequence)
         for group, cursor in snapshot.cursors.items():
             if group != "__organization__":
-                assert cursor == contiguous(by_group.get(group, set())), (runtime.name, group)
+                mine = spans.get((runtime.member.id, group), [(1, 0)])
+                start = max([a for a, _ in mine if a <= cursor] or [1])
+                held = by_group.get(group, set())
+                assert cursor == contiguous(held, start), (runtime.name, group)
 
 
 def restored_through(sandbox: Sandbox) -> dict[str, dict[str, int]]:
@@ -137,3 +172,41 @@ def effects_once_per_epoch(sandbox: Sandbox) -> dict[str, int]:
 
 #: A receiver that records frames and acknowledges nothing (a slow consumer).
 SlowReceiver = Slow
+
+
+def visible_spans(events: list[dict[str, Any]]) -> dict[tuple[str, str], list[tuple[int, int]]]:
+    """(Principal, Group) → the sequence spans delivery may hand it, folded from the log: from
+    the visibility start of a Membership granted while none was live (its grant included)
+    through the Event that ended it, or the Group's head."""
+    heads: dict[str, int] = {}
+    spans: dict[tuple[str, str], list[list[int]]] = {}
+    live: set[tuple[str, str]] = set()
+    for e in events:
+        group = e.get("groupId")
+        if group is None:
+            continue
+        heads[group] = max(heads.get(group, 0), int(e["sequence"]))
+        if e["kind"] in ("membership.changed", "membership.ended"):
+            doc = e["payload"]["membership"]
+            key = (doc["member"]["id"], doc["groupId"])
+            if doc["state"] == "ended":
+                if key in live:
+                    spans[key][-1][1] = int(e["sequence"])
+                    live.discard(key)
+            elif key not in live:
+                start = min(max(1, int(doc["visibilityStartSequence"])), int(e["sequence"]))
+                spans.setdefault(key, []).append([start, 0])
+                live.add(key)
+    return {k: [(a, b or heads[k[1]]) for a, b in v] for k, v in spans.items()}
+
+
+def visible_to(principal_id: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of ``events`` (in log order), the ones delivery may hand ``principal_id``: Organization
+    Events, and each Group's Events inside its spans (``visible_spans``), in log order."""
+    spans = visible_spans(events)
+    return [
+        e
+        for e in events
+        if e.get("groupId") is None
+        or any(a <= int(e["sequence"]) <= b for a, b in spans.get((principal_id, e["groupId"]), ()))
+    ]

@@ -26,7 +26,14 @@ from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.store.agent_store import MemoryLocalStore
 
 from ..official_schemas import problems
-from .helpers import SAMPLES, SlowReceiver, acks_never_pass_a_gap, contiguous, projections
+from .helpers import (
+    SAMPLES,
+    SlowReceiver,
+    acks_never_pass_a_gap,
+    contiguous,
+    projections,
+    visible_to,
+)
 
 
 class Idle(BasePolicy):
@@ -37,7 +44,8 @@ class Idle(BasePolicy):
 class Finished:
     org: Organization
     events: list[dict[str, Any]]
-    clean: dict[str, list[str]]
+    #: Per agent name, the projections of a replica handed what it may receive, in order.
+    clean: dict[str, dict[str, list[str]]]
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +56,15 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Finished:
     )
     assert sandbox.run().finished
     events = [parse_strict(e.document) for e in sandbox.log.store.events()]
-    runtime = AgentRuntime(sandbox.log.org, sandbox.log.org.get("dev"), Idle())
-    runtime.deliver(copy.deepcopy(events))
-    return Finished(org=sandbox.log.org, events=events, clean=projections(runtime.replica))
+    clean = {}
+    for name in ("dev", "ana", "coordinator"):
+        # What each may receive, handed in order without a bus (a Worker's from its
+        # visibility start, the Coordinator's from sequence 1): the bus must end there too.
+        runtime = AgentRuntime(sandbox.log.org, sandbox.log.org.get(name), Idle())
+        runtime.deliver(copy.deepcopy(visible_to(runtime.member.id, events)))
+        clean[name] = projections(runtime.replica)
+    assert clean["dev"] != clean["coordinator"]  # dev joined late: it sees less
+    return Finished(org=sandbox.log.org, events=events, clean=clean)
 
 
 def _bus(finished: Finished, config: DeliveryConfig, seed: int = 1) -> DeliveryBus:
@@ -90,7 +104,7 @@ def test_duplicates_reordering_delays_and_drops_are_absorbed_by_the_receiver(
     assert bus.stats.duplicates and bus.stats.reorders and bus.stats.drops
     assert bus.stats.redeliveries  # every drop was made good from the acknowledged Cursor
     assert client.runtime.inbox.duplicates > 0
-    assert projections(client.runtime.replica) == finished.clean
+    assert projections(client.runtime.replica) == finished.clean["dev"]
     acks_never_pass_a_gap(bus, {})
     cursors = [c for _, _, c in bus.acks]
     assert cursors == sorted(cursors)  # one Group: the acknowledged Cursor only grows
@@ -135,7 +149,7 @@ def test_ack_permits_delivery_clean_up_but_never_deletes_history(finished: Finis
     late = _receiver(finished, "ana")
     bus.attach(late, T0 + 3600 * SECOND)
     _run(bus, Finished(org=finished.org, events=[], clean={}), start=T0 + 3600 * SECOND)
-    assert projections(late.runtime.replica) == finished.clean
+    assert projections(late.runtime.replica) == finished.clean["ana"]
 
 
 @pytest.mark.req("MWP-WRK-030")
@@ -161,7 +175,7 @@ def test_reconnection_subscribes_after_the_cursor_and_replays_duplicates(
     assert problems("websocket-frame", frame) == []
     assert frame["groups"][0]["afterSequence"] > 0  # after the durable Cursor, not from 0
     assert client.runtime.inbox.duplicates > 0  # Events buffered past a gap came again
-    assert projections(client.runtime.replica) == finished.clean
+    assert projections(client.runtime.replica) == finished.clean["coordinator"]
     acks_never_pass_a_gap(bus, {})
 
 
@@ -199,7 +213,7 @@ def test_an_old_cursor_gets_cursor_too_old_and_the_receiver_restores_the_snapsho
     # It resumed from the snapshot sequence, and it ends where a receiver of every Event ends.
     resumed = [f for a, f in bus.subscriptions if a == client.agent_id]
     assert resumed[-1]["groups"] == [{"groupId": group, "afterSequence": bundle.through_sequence}]
-    assert projections(runtime.replica) == finished.clean
+    assert projections(runtime.replica) == finished.clean["dev"]
     acks_never_pass_a_gap(bus, {client.agent_id: {group: bundle.through_sequence}})
 
 
@@ -279,7 +293,7 @@ def test_an_agent_refusing_a_tampered_snapshot_recovers_from_one_signed_anew(
     assert refused.refused == "PROTOCOL_VIOLATION" and restored.refused is None
     assert not client.stuck
     assert runtime.inbox.cursors[group] == bus.latest[group]
-    assert projections(runtime.replica) == finished.clean
+    assert projections(runtime.replica) == finished.clean["coordinator"]
     assert now >= T0
 
 

@@ -22,9 +22,8 @@ from ..official_schemas import problems
 from .helpers import (
     SAMPLES,
     acks_never_pass_a_gap,
-    clean_for,
+    assert_replica_clean,
     effects_once_per_epoch,
-    projections,
     restored_through,
     sample,
     stored_cursors_never_pass_a_gap,
@@ -64,8 +63,7 @@ def _run_and_check(sandbox: Sandbox) -> None:
     acks_never_pass_a_gap(sandbox.delivery.bus, restored_through(sandbox))
     stored_cursors_never_pass_a_gap(sandbox)
     for runtime in sandbox.runtimes:
-        expected = clean_for(sandbox, runtime.member.id)
-        assert projections(runtime.replica) == expected, runtime.name
+        assert_replica_clean(sandbox, runtime)
     effects_once_per_epoch(sandbox)
     assert verify_log(sandbox.log.org, sandbox.log.store).ok
 
@@ -121,8 +119,7 @@ def test_worker_restarts_under_faults_keep_effects_once_per_epoch(tmp_path: Path
     assert summary.finished and restarted
     sandbox.settle_delivery()
     for runtime in sandbox.runtimes:
-        expected = clean_for(sandbox, runtime.member.id)
-        assert projections(runtime.replica) == expected, runtime.name
+        assert_replica_clean(sandbox, runtime)
     stored_cursors_never_pass_a_gap(sandbox)
     effects = effects_once_per_epoch(sandbox)
     assert effects  # the Mission's deliverables were produced, each once per epoch
@@ -150,8 +147,7 @@ def test_the_sample_mission_shows_cursor_too_old_and_a_snapshot_restore(
     assert problems("group-snapshot", bundle.snapshot) == []
     sandbox.settle_delivery()
     for runtime in sandbox.runtimes:
-        expected = clean_for(sandbox, runtime.member.id)
-        assert projections(runtime.replica) == expected, runtime.name
+        assert_replica_clean(sandbox, runtime)
     assert verify_log(sandbox.log.org, sandbox.log.store).ok
 
 

@@ -30,9 +30,8 @@ from mwp_local.store.verify import verify_log
 from .helpers import (
     SAMPLES,
     acks_never_pass_a_gap,
-    clean_for,
+    assert_replica_clean,
     effects_once_per_epoch,
-    projections,
     restored_through,
     sample,
     stored_cursors_never_pass_a_gap,
@@ -86,8 +85,7 @@ def _check_run(sandbox: Sandbox) -> None:
     acks_never_pass_a_gap(sandbox.delivery.bus, restored_through(sandbox))
     stored_cursors_never_pass_a_gap(sandbox)
     for runtime in sandbox.runtimes:
-        expected = clean_for(sandbox, runtime.member.id)
-        assert projections(runtime.replica) == expected, runtime.name
+        assert_replica_clean(sandbox, runtime)
     effects_once_per_epoch(sandbox)
 
 

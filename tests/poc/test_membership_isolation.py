@@ -1,10 +1,13 @@
-"""Delivery by Membership (§8, §13.3, §17.2; MWP-WRK-028), judged from what agents received.
+"""Delivery by Membership (§8, §13.3, §17.2; MWP-WRK-027/028), judged from what agents received.
 
 The three-Group proof of concept (billing, checkout and its child ledger-export) runs in step
-and in threads mode; every frame each receiver was handed (``poc/frames.jsonl``) and every
-agent's local file (``agents/*.duckdb``) is read back and held against the Memberships folded
-here, independently, from the Group log: no agent holds or was handed an Event of a Group it
-was never granted a Membership in, nor one after its Membership ended. The same holds without
+and in threads mode; every frame each receiver was handed (``poc/frames.jsonl``, or recorded at
+every ``BusClient``) and every agent's local file (``agents/*.duckdb``) is read back and held
+against the Memberships folded here, independently, from the Group log: no agent holds or was
+handed an Event of a Group it was never granted a Membership in, nor one from before its
+Membership's visibility start, nor one after its Membership ended. What a late joiner holds
+from before its start are Events a Context Package addressed to it cites (fetched through the
+gate, never framed): counted apart, each checked against those packages. The same holds without
 a bus (the direct path) and after a restart rebuilt the file from nothing.
 """
 
@@ -22,7 +25,7 @@ from mwp_local.poc.checks import Result
 from mwp_local.poc.scenario import ScenarioRun
 from mwp_local.store.duckdb_log import DuckDBLogStore
 
-from ..delivery.helpers import SAMPLES, sample
+from ..delivery.helpers import SAMPLES, sample, visible_spans
 
 pytestmark = pytest.mark.req("MWP-WRK-028")
 
@@ -36,34 +39,66 @@ def _log_events(directory: Path) -> list[dict[str, Any]]:
 
 
 def _owed(events: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
-    """(Principal, Group) → the last sequence delivery may hand it, folded from the log."""
-    heads: dict[str, int] = {}
-    ended: dict[tuple[str, str], int | None] = {}
+    """(Principal, Group) → the last sequence delivery may hand it."""
+    return {k: v[-1][1] for k, v in visible_spans(events).items()}
+
+
+def _visible(spans: dict[tuple[str, str], list[tuple[int, int]]], who: str, g: str, s: int) -> bool:
+    return any(a <= s <= b for a, b in spans.get((who, g), ()))
+
+
+def _cited_for(events: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Principal → the Event IDs the Context Packages addressed to it cite (a Membership grant
+    naming one, or an offer to it carrying one)."""
+    out: dict[str, set[str]] = {}
     for e in events:
-        group = e.get("groupId")
-        if group is None:
+        package = (e.get("payload") or {}).get("contextPackage")
+        if not isinstance(package, dict):
             continue
-        heads[group] = max(heads.get(group, 0), int(e["sequence"]))
-        if e["kind"] in ("membership.changed", "membership.ended"):
-            doc = e["payload"]["membership"]
-            key = (doc["member"]["id"], doc["groupId"])
-            ended[key] = int(e["sequence"]) if doc["state"] == "ended" else None
-    return {k: heads[k[1]] if v is None else v for k, v in ended.items()}
+        if e["kind"] == "membership.changed":
+            to = [e["payload"]["membership"]["member"]["id"]]
+        else:
+            to = [o["agentId"] for o in e["payload"]["offers"]]
+        cited = set(package["sourceEventRange"]["eventIds"])
+        for decision in package["decisions"]:
+            cited |= set(decision["sourceEventIds"])
+        for principal in to:
+            out.setdefault(principal, set()).update(cited)
+    return out
 
 
-def _agent_files(directory: Path) -> dict[str, list[tuple[str, int]]]:
-    """Each agent file's Group Events as (Group, sequence)."""
-    out: dict[str, list[tuple[str, int]]] = {}
+def _agent_files(directory: Path) -> dict[str, list[tuple[str, int, str]]]:
+    """Each agent file's Group Events as (Group, sequence, Event ID)."""
+    out: dict[str, list[tuple[str, int, str]]] = {}
     for path in sorted((directory / "agents").glob("*.duckdb")):
         con = duckdb.connect(str(path), read_only=True)
         try:
             rows = con.execute(
-                "SELECT group_id, sequence FROM local_events WHERE group_id LIKE 'urn:%'"
+                "SELECT group_id, sequence, event_id FROM local_events WHERE group_id LIKE 'urn:%'"
             ).fetchall()
         finally:
             con.close()
-        out[path.stem] = [(str(g), int(s)) for g, s in rows]
+        out[path.stem] = [(str(g), int(s), str(i)) for g, s, i in rows]
     return out
+
+
+def _file_verdict(
+    directory: Path, events: list[dict[str, Any]]
+) -> tuple[list[tuple[str, str, int]], int, int]:
+    """(leaks, Events held from before a start that a package to the agent cites, all rows)."""
+    spans, cited = visible_spans(events), _cited_for(events)
+    leaks, seeded, rows = [], 0, 0
+    for name, held in _agent_files(directory).items():
+        who = _principal(events, name)
+        for g, s, event_id in held:
+            rows += 1
+            if _visible(spans, who, g, s):
+                continue
+            if event_id in cited.get(who, set()):
+                seeded += 1
+            else:
+                leaks.append((name, g, s))
+    return leaks, seeded, rows
 
 
 def _principal(events: list[dict[str, Any]], name: str) -> str:
@@ -74,28 +109,27 @@ def _principal(events: list[dict[str, Any]], name: str) -> str:
     return f"urn:missionweaveprotocol:agent:{name}"
 
 
+def _frame_leaks(frames: list[dict[str, Any]], events: list[dict[str, Any]]) -> list[Any]:
+    spans = visible_spans(events)
+    return [
+        (f["agent"], f["groupId"], f["sequence"])
+        for f in frames
+        if f["frameType"] == "EVENT"
+        and f.get("groupId")
+        and not _visible(spans, f["agent"], f["groupId"], f["sequence"])
+    ]
+
+
 def _leaks(directory: Path) -> tuple[list[Any], list[Any], int, int]:
     events = _log_events(directory)
-    owed = _owed(events)
     frames = [
         json.loads(line)
         for line in (directory / "poc" / "frames.jsonl").read_text().splitlines()
         if line
     ]
     got = [f for f in frames if f["frameType"] == "EVENT" and f.get("groupId")]
-    frame_leaks = [
-        (f["agent"], f["groupId"], f["sequence"])
-        for f in got
-        if f["sequence"] > owed.get((f["agent"], f["groupId"]), 0)
-    ]
-    files = _agent_files(directory)
-    file_leaks = [
-        (name, g, s)
-        for name, rows in files.items()
-        for g, s in rows
-        if s > owed.get((_principal(events, name), g), 0)
-    ]
-    return frame_leaks, file_leaks, len(got), sum(len(r) for r in files.values())
+    file_leaks, _, rows = _file_verdict(directory, events)
+    return _frame_leaks(got, events), file_leaks, len(got), rows
 
 
 def _assert_isolated(run: tuple[ScenarioRun, list[Result]]) -> None:
@@ -114,16 +148,25 @@ def _assert_isolated(run: tuple[ScenarioRun, list[Result]]) -> None:
         if line
     ]
     assert replicas
+    events = _log_events(directory)
+    spans, cited = visible_spans(events), _cited_for(events)
+    authorized = {
+        e["payload"]["workItem"]["workItemId"]: e for e in events if e["kind"] == "work.authorized"
+    }
     for replica in replicas:
+        agent = replica["agent"]
         held = {g for g, c in replica["cursors"].items() if c and g.startswith("urn:")}
-        assert held <= {g for (p, g) in owed if p == replica["agent"]}, replica["agent"]
-        assert set(replica["workItems"]) <= {
-            e["workItemId"]
-            for e in _log_events(directory)
-            if e.get("workItemId") and (replica["agent"], e["groupId"]) in owed
-        }
-    # somebody really was kept out of a Group
+        assert held <= {g for (p, g) in owed if p == agent}, agent
+        for wid in replica["workItems"]:
+            # known from delivery (authorized inside its spans) or from a package to it
+            e = authorized[wid]
+            assert _visible(spans, agent, e["groupId"], e["sequence"]) or (
+                e["eventId"] in cited.get(agent, set())
+            ), (agent, wid)
+    # somebody really was kept out of a Group, and somebody joined late from its package
     assert any((r["agent"], g) not in owed for r in replicas for g in groups)
+    assert any(v[0][0] > 1 for v in spans.values())
+    assert sum(n for r in replicas for _, n in r["seeded"]) > 0
 
 
 def test_step_mode_no_agent_receives_a_group_it_is_not_a_member_of(
@@ -140,10 +183,12 @@ def test_threads_mode_no_agent_receives_a_group_it_is_not_a_member_of(
 
 
 def test_poc_checks_what_agents_received(step_run: tuple[ScenarioRun, list[Result]]) -> None:
-    """The POC's own isolation check looks at the frames agents were handed."""
+    """The POC's own isolation checks look at the frames agents were handed and at what their
+    replicas know."""
     _, results = step_run
-    check = next(r for r in results if r.name == "received_only_member_groups")
-    assert check.ok, check.evidence
+    for name in ("received_only_member_groups", "late_joiners_start_from_their_package"):
+        check = next(r for r in results if r.name == name)
+        assert check.ok, check.evidence
 
 
 def test_direct_path_and_restart_deliver_only_member_groups(tmp_path: Path) -> None:
@@ -172,14 +217,9 @@ def test_direct_path_and_restart_deliver_only_member_groups(tmp_path: Path) -> N
         assert set(rebuilt.replica.groups) <= {g for (p, g) in owed if p == worker.member.id}
     finally:
         sb.close()
-    files = _agent_files(tmp_path / "run")
-    leaks = [
-        (n, g, s)
-        for n, rows in files.items()
-        for g, s in rows
-        if s > owed.get((_principal(events, n), g), 0)
-    ]
+    leaks, seeded, rows = _file_verdict(tmp_path / "run", events)
     assert leaks == []
+    assert rows and seeded  # late joiners hold what their packages cite, nothing else earlier
     # and somebody really was kept out of a Group
     principals = {p for (p, _) in owed}
     groups = {g for (_, g) in owed}
@@ -214,3 +254,62 @@ def test_a_coordinator_reads_no_other_groups_artifact_content(tmp_path: Path) ->
         assert sb.log.store.event_count() == events_before
     finally:
         sb.close()
+
+
+def _bus_run(directory: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The three-Group sample through the delivery bus with Workers' local files, every frame
+    recorded where it is received (each ``BusClient``, restarted ones included)."""
+    from mwp_local.agents.bus_client import BusClient
+    from mwp_local.drivers.mission_file import parse
+
+    received: list[dict[str, Any]] = []
+    receive = BusClient.receive
+
+    def recording(
+        self: BusClient, frame: dict[str, Any], now_us: int, event_text: str | None = None
+    ) -> list[dict[str, Any]]:
+        if frame["frameType"] == "EVENT":
+            event = json.loads(event_text) if event_text is not None else frame["event"]
+            received.append(
+                {
+                    "frameType": "EVENT",
+                    "agent": self.agent_id,
+                    "groupId": event.get("groupId"),
+                    "sequence": event.get("sequence"),
+                }
+            )
+        return receive(self, frame, now_us, event_text)
+
+    monkeypatch.setattr(BusClient, "receive", recording)
+    sb = Sandbox(directory, parse(sample("poc"), name="bus"), seed=7, mode=mode)
+    try:
+        summary = sb.run(max_steps=5_000, timeout_s=240.0)
+        assert summary.finished, summary
+    finally:
+        sb.close()
+    return received
+
+
+@pytest.mark.parametrize("mode", ["step", pytest.param("threads", marks=pytest.mark.threads)])
+def test_no_file_or_frame_holds_an_event_from_before_a_visibility_start(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the bus, in step and in threads mode: every frame received and every
+    ``agents/*.duckdb`` read back; nothing of another Group, nothing from before a visibility
+    start but what a Context Package addressed to that agent cites (fetched through the gate,
+    never framed)."""
+    received = _bus_run(tmp_path / "run", mode, monkeypatch)
+    events = _log_events(tmp_path / "run")
+    spans = visible_spans(events)
+    assert len({e["groupId"] for e in events if e.get("groupId")}) == 3
+    late = {k for k, v in spans.items() if v[0][0] > 1}
+    assert late  # Workers join late: their visibility starts after the Group's start
+    group_frames = [f for f in received if f["groupId"]]
+    assert group_frames
+    assert _frame_leaks(group_frames, events) == []
+    early = [f for f in group_frames if (f["agent"], f["groupId"]) in late]
+    assert early  # the late joiners were handed their tail
+    leaks, seeded, rows = _file_verdict(tmp_path / "run", events)
+    assert rows
+    assert leaks == []
+    assert seeded > 0  # and started from their packages' cited Events

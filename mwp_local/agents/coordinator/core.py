@@ -46,7 +46,12 @@ from itertools import islice
 from typing import Any
 
 from ...artifacts.checks import CheckRegistry, ContentSource
-from ...artifacts.context_packages import PackageScope, build_context_package
+from ...artifacts.context_packages import (
+    PackageScope,
+    build_context_package,
+    mission_level,
+    proposals_of,
+)
 from ...authority.model import MissionRecord, OfferRecord, WorkItemRecord
 from ...authority.pipeline import Outcome
 from ...protocol.tables import MembershipState, MissionState, OfferStatus, WorkItemState
@@ -151,6 +156,16 @@ class CoordinatorPolicy(BasePolicy):
         default_factory=dict, init=False, repr=False
     )
     _conversations: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    #: Group ID → the Mission's own Events (its creation, its Coordinator), which a WorkItem's
+    #: package cites too: a Worker whose visibility starts later needs them to act at all.
+    _mission_events: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    #: Proposal ID → its ``work.proposed`` Event (a WorkItem authorized from it is folded
+    #: only after it, so its package cites it too).
+    _proposal_events: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     # ------------------------------------------------------------------ hooks
 
@@ -564,17 +579,31 @@ class CoordinatorPolicy(BasePolicy):
         self, view: View, item: WorkItemRecord, chosen: list[Any], now_us: int
     ) -> dict[str, Any] | None:
         """The signed Context Package of the WorkItem for candidates who would join its Group
-        with a provisional Membership (§8), or None when every candidate is a member."""
+        with a provisional Membership (§8), or whose visibility starts after the WorkItem's
+        first Event (they were never delivered it); None when every candidate sees it."""
+        own = self._item_events.get(item.work_item_id, [])
+        first = int(own[0]["sequence"]) if own else 0
         joining = [
             c
             for c in chosen
             if (m := view.state.memberships.get((item.group_id, c.agent_id))) is None
             or m.state == MembershipState.ENDED
+            or int(m.document.get("visibilityStartSequence") or 1) > first
         ]
         if not joining:
             return None
+        inputs = [e for d in item.dependencies for e in self._item_events.get(d, ())]
+        proposed = proposals_of([*own, *inputs], {item.work_item_id, *item.dependencies})
+        inputs += [e for p in sorted(proposed) for e in self._proposal_events.get(p, ())]
+        events = sorted(
+            {
+                e["eventId"]: e
+                for e in [*own, *inputs, *self._mission_events.get(item.group_id, ())]
+            }.values(),
+            key=lambda e: e["sequence"],
+        )
         return build_context_package(
-            self._item_events.get(item.work_item_id, ()),
+            events,
             scope=PackageScope(
                 mission_id=item.mission_id, group_id=item.group_id, work_item_id=item.work_item_id
             ),
@@ -668,6 +697,11 @@ class CoordinatorPolicy(BasePolicy):
         """Keep the Events of each WorkItem (its own and its Conversation's): what a Context
         Package of the WorkItem summarizes."""
         wid = event.get("workItemId")
+        if event.get("groupId") and mission_level(event):
+            self._mission_events.setdefault(event["groupId"], []).append(event)
+            return
+        if event["kind"] == "work.proposed":
+            self._proposal_events.setdefault(event["payload"]["proposalId"], []).append(event)
         if event["kind"] == "work.authorized":
             document = event["payload"]["workItem"]
             wid = document["workItemId"]

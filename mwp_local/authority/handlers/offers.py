@@ -149,14 +149,18 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         )
     ]
     package = None
-    if joining:
+    if joining or isinstance(cmd.payload.get("contextPackage"), dict):
         package = context_package(
             ctx,
             cmd,
             mission_id=item.mission_id,
             group_id=item.group_id,
             work_item_id=item.work_item_id,
-            why=f"{joining[0][0]['agentId']} is not a member of this Group yet",
+            why=(
+                f"{joining[0][0]['agentId']} is not a member of this Group yet"
+                if joining
+                else "The offer names a Context Package"
+            ),
         )
     for new, mem in joining:
         assert package is not None
@@ -205,6 +209,13 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
                 else None
             ),
             "leases": leases.documents(*stale),
+            # A member whose visibility starts after this WorkItem was authorized receives
+            # the package the offer names here (§8; a joining one, in its Membership Event).
+            **(
+                {"contextPackage": package}
+                if package is not None and len(joining) < len(new_offers)
+                else {}
+            ),
         },
     )
 
