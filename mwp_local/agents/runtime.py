@@ -104,7 +104,8 @@ class AgentRuntime:
     unfolded: int = 0
     #: The Context Packages this agent started from: (package ID, cited Events fetched) ...
     seeded: list[tuple[str, int]] = field(default_factory=list)
-    #: ... and the ones the gate refused: (package ID, section-19 code).
+    #: ... and the ones refused, by the gate or by this agent's own checks of what the gate
+    #: returned (package ID, section-19 code): nothing of them was folded.
     seed_refused: list[tuple[str, str]] = field(default_factory=list)
     #: Groups joined after their start (the replica is a partial view there) → the sequences
     #: folded into it (seeded from packages, or delivered and foldable): a package citing an
@@ -158,6 +159,12 @@ class AgentRuntime:
     def name(self) -> str:
         """The short name of the Principal."""
         return self.member.id.rsplit(":", 1)[-1]
+
+    @property
+    def partial_groups(self) -> frozenset[str]:
+        """The Groups this agent joined after their start (its replica is a partial view
+        there, seeded from Context Packages)."""
+        return frozenset(self._partial)
 
     @property
     def view(self) -> View:
@@ -240,6 +247,11 @@ class AgentRuntime:
             return
         self._partial.setdefault(group, set())
         self.inbox.start(group, start - 1)
+        # Seed now, before anything from the start is released (the start may lie before
+        # the grant: a contract revision of the same Command).
+        package = event["payload"].get("contextPackage")
+        if isinstance(package, dict):
+            self._seed(group, package)
 
     def _seed_for(self, event: dict[str, Any]) -> None:
         """Before folding a grant or an offer to this agent in a partial Group: seed the
@@ -270,15 +282,20 @@ class AgentRuntime:
             return
         cited = set(cited_event_ids(package))
         profile = profile_for("event")
-        for event in fetched:
-            # The gate is the Authority's, yet what enters the replica is checked here too.
-            if event.get("groupId") != group or event["eventId"] not in cited:
-                raise ProtocolError(
-                    ErrorCode.PROTOCOL_VIOLATION,
-                    f"Event {event['eventId']} is not one the Context Package "
-                    f"{package['contextPackageId']} cites in Group {group}.",
-                )
-            verify_parsed(profile, event, self.replica.registry)
+        try:
+            for event in fetched:
+                # The gate is the Authority's, yet what enters the replica is checked here
+                # too, all of it before any is folded: one bad Event and none is.
+                if event.get("groupId") != group or event["eventId"] not in cited:
+                    raise ProtocolError(
+                        ErrorCode.PROTOCOL_VIOLATION,
+                        f"Event {event['eventId']} is not one the Context Package "
+                        f"{package['contextPackageId']} cites in Group {group}.",
+                    )
+                verify_parsed(profile, event, self.replica.registry)
+        except ProtocolError as bad:
+            self.seed_refused.append((package["contextPackageId"], bad.code.value))
+            return
         held = self._partial[group]
         mine = sorted(
             (e for e in fetched if int(e["sequence"]) not in held), key=lambda e: e["sequence"]

@@ -412,10 +412,12 @@ def fetch_cited_events(
 
     All or nothing: every requested Event (default: all cited) must be cited by the verified
     package, and visible to the requester's live Membership in the package's Group: at or after
-    its ``visibilityStartSequence`` (or, for a package scoped to a WorkItem the Membership
-    covers, an Event about that WorkItem: the package was made for them, MWP-WRK-027) and
-    inside its scopes (``group:all``, or ``work:<id>`` for that WorkItem's Events and
-    Conversation). Raises ``MEMBERSHIP_REQUIRED`` without a live
+    its ``visibilityStartSequence`` and inside its scopes (``group:all``, or ``work:<id>`` for
+    that WorkItem's Events and Conversation); or, for a package scoped to a WorkItem the
+    Membership covers or that was offered to the requester (the package was made for them,
+    MWP-WRK-027), an Event about that WorkItem, about a WorkItem it depends on (or the Work
+    Proposal one was authorized from), or the Mission's own (``mission_level``): what a late
+    joiner's replica starts from (``agents.runtime``). Raises ``MEMBERSHIP_REQUIRED`` without a live
     Membership, ``INVALID_COMMAND`` for an Event the package does not cite, ``AUTH_FORBIDDEN``
     naming each Event the Membership does not cover; nothing is returned then.
     """

@@ -244,7 +244,8 @@ def signed_archival_snapshots(ev: Evidence) -> Verdict:
 
 @check(
     "snapshots_cover_full_histories",
-    "each snapshot holds its Group's Events from sequence 1, exactly as logged",
+    "each snapshot holds its Group's Events from sequence 1 (or, for a late joiner, from its "
+    "visibility start), exactly as logged",
     S,
 )
 def snapshots_cover_full_histories(ev: Evidence) -> Verdict:
@@ -252,16 +253,25 @@ def snapshots_cover_full_histories(ev: Evidence) -> Verdict:
     for e in ev.events:
         if e.get("groupId"):
             logged.setdefault(e["groupId"], []).append(e["eventId"])
+    starts: dict[str, set[int]] = {}
+    for (_, group), spans in ev.visible_spans.items():
+        starts.setdefault(group, {1}).update(a for a, _ in spans)
     bad = []
     for s in ev.side["snapshots"]:
         snap = s["snapshot"]
-        expected = logged.get(snap["groupId"], [])[: snap["throughSequence"]]
-        if snap["eventIds"] != expected or len(expected) != snap["throughSequence"]:
+        group, through = snap["groupId"], snap["throughSequence"]
+        first = through - len(snap["eventIds"]) + 1
+        expected = logged.get(group, [])[first - 1 : through]
+        if (
+            first not in starts.get(group, {1})
+            or snap["eventIds"] != expected
+            or len(expected) != through - first + 1
+        ):
             bad.append(s["snapshotId"])
     n = len(ev.side["snapshots"])
     return verdict(
         n > 0 and not bad,
-        f"{n} snapshots, each 1..through as logged",
+        f"{n} snapshots, each from 1 (or a visibility start) through its sequence as logged",
         f"{n} snapshots, mismatched {bad}",
     )
 

@@ -130,6 +130,9 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
         stale = leases.close_all_of_item(
             ctx, item, LeaseTransition.EXPIRE, "ownership fenced for re-offer"
         )
+    # A joining member sees this Command's Events from the first (a contract revision it
+    # makes included): its visibility starts before them.
+    visible_from = ctx.group(cmd.group_id).last_sequence + 1
     if revised is not None:
         yield item_draft(
             item,
@@ -178,7 +181,7 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
                     epoch=(mem.epoch + 1) if mem else 1,
                     state=MembershipState.PROVISIONAL,
                     scopes=["work:" + item.work_item_id],
-                    visibility_start=ctx.group(cmd.group_id).last_sequence + 1,
+                    visibility_start=visible_from,
                     context_package_id=package["contextPackageId"],
                     provisional_expires_at=new["expiresAt"],
                 ),
