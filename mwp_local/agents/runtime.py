@@ -112,6 +112,8 @@ class AgentRuntime:
     #: Event delivered before the replica could fold it (about a WorkItem it learns of later)
     #: folds it then.
     _partial: dict[str, set[int]] = field(default_factory=dict, init=False)
+    #: ... and the IDs of those Events (a package citing only them needs no fetch).
+    _folded_ids: set[str] = field(default_factory=set, init=False)
     sent: int = 0
     accepted: int = 0
     rejected: int = 0
@@ -275,6 +277,8 @@ class AgentRuntime:
             return
         if any(known == package["contextPackageId"] for known, _ in self.seeded):
             return  # the same package again (a Membership change naming it)
+        if set(cited_event_ids(package)) <= self._folded_ids:
+            return  # everything it cites is folded already: nothing to fetch
         try:
             fetched = self.fetch_context(package)
         except ProtocolError as refused:
@@ -322,6 +326,7 @@ class AgentRuntime:
             self.unfolded += 1
             return
         held.add(int(event["sequence"]))
+        self._folded_ids.add(event["eventId"])
         self.policy.observe(self.view, event)
 
     def _foldable(self, event: dict[str, Any]) -> bool:
