@@ -47,9 +47,10 @@ from typing import Any
 
 from ...artifacts.checks import CheckRegistry, ContentSource
 from ...artifacts.context_packages import PackageScope, build_context_package
+from ...authority.isolation import scope_covers_work
 from ...authority.model import MissionRecord, OfferRecord, WorkItemRecord
 from ...authority.pipeline import Outcome
-from ...protocol.tables import MembershipState, MissionState, OfferStatus, WorkItemState
+from ...protocol.tables import MissionState, OfferStatus, WorkItemState
 from ...protocol.timestamps import format_utc
 from ..base import BasePolicy, Intent, View
 from ..dag import accepted_states
@@ -564,12 +565,14 @@ class CoordinatorPolicy(BasePolicy):
         self, view: View, item: WorkItemRecord, chosen: list[Any], now_us: int
     ) -> dict[str, Any] | None:
         """The signed Context Package of the WorkItem for candidates who would join its Group
-        with a provisional Membership (§8), or None when every candidate is a member."""
+        with a provisional Membership, or whose Membership's scopes grow to cover it (§8), or
+        None when every candidate's Membership covers it already."""
         joining = [
             c
             for c in chosen
-            if (m := view.state.memberships.get((item.group_id, c.agent_id))) is None
-            or m.state == MembershipState.ENDED
+            if not scope_covers_work(
+                view.state.memberships.get((item.group_id, c.agent_id)), item.work_item_id
+            )
         ]
         if not joining:
             return None
