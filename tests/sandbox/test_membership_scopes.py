@@ -14,12 +14,13 @@ from mwp_local.agents.worker.work import WorkRequest
 from mwp_local.artifacts.manifests import read_artifact
 from mwp_local.authority.isolation import artifact_access
 from mwp_local.drivers.sandbox import Sandbox
-from mwp_local.drivers.scenario import Agent, Mission, Scenario, WorkItem
+from mwp_local.drivers.scenario import Scenario, WorkItem
 from mwp_local.protocol.errors import ErrorCode, ProtocolError
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.store.blobs import BlobStore
 
 from ..official_schemas import embedded_problems, problems
+from .inline import totals
 
 ANA = "urn:missionweaveprotocol:agent:ana"
 BOB = "urn:missionweaveprotocol:agent:bob"
@@ -27,38 +28,16 @@ BOB = "urn:missionweaveprotocol:agent:bob"
 
 def _scenario() -> Scenario:
     """ana fetches and reports, bob sums: ana's second WorkItem (report) reads bob's sum."""
-    return Scenario(
+    return totals(
+        {"ana": ["mwp.data.fetch@1.0.0", "mwp.data.report@1.0.0"], "bob": ["mwp.data.sum@1.0.0"]},
+        [
+            WorkItem(id="fetch", goal="Fetch", capability="mwp.data.fetch@1.0.0"),
+            WorkItem(id="sum", goal="Sum", capability="mwp.data.sum@1.0.0", depends_on=["fetch"]),
+            WorkItem(
+                id="report", goal="Report", capability="mwp.data.report@1.0.0", depends_on=["sum"]
+            ),
+        ],
         seed=3,
-        agents=[
-            Agent(name="coordinator", capabilities=["mwp.coordination@1.0.0", "mwp.review@1.0.0"]),
-            Agent(name="ana", capabilities=["mwp.data.fetch@1.0.0", "mwp.data.report@1.0.0"]),
-            Agent(name="bob", capabilities=["mwp.data.sum@1.0.0"]),
-        ],
-        missions=[
-            Mission(
-                id="totals",
-                objective="Total the orders",
-                owner="alice",
-                coordinator="coordinator",
-                deadline="1d",
-                budget={"financial": 100, "tool_calls": 100, "compute_seconds": 100_000},
-                work=[
-                    WorkItem(id="fetch", goal="Fetch", capability="mwp.data.fetch@1.0.0"),
-                    WorkItem(
-                        id="sum",
-                        goal="Sum",
-                        capability="mwp.data.sum@1.0.0",
-                        depends_on=["fetch"],
-                    ),
-                    WorkItem(
-                        id="report",
-                        goal="Report",
-                        capability="mwp.data.report@1.0.0",
-                        depends_on=["sum"],
-                    ),
-                ],
-            )
-        ],
     )
 
 
