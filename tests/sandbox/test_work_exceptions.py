@@ -112,3 +112,24 @@ def test_a_refused_read_fails_the_attempt_with_its_code_and_is_not_retried(
     assert "approved" not in summary.missions.values()
     assert calls and len(failed) <= len(calls)
     assert json.dumps(summary.failed_attempts)  # plain data, printable
+
+
+@pytest.mark.req("MWP-WRK-016")
+def test_an_exception_in_the_progress_hook_fails_the_attempt(tmp_path: Path) -> None:
+    raised: list[str] = []
+
+    class Careless(WorkerPolicy):
+        def progress(self, slot: Any, report: dict[str, Any], now_us: int) -> dict[str, Any]:
+            if not raised:
+                raised.append(slot.work_item_id)
+                raise KeyError("currentPhase")
+            return super().progress(slot, report, now_us)
+
+    sandbox = Sandbox(
+        tmp_path / "s", LEARN, worker_files=False, policies={"ana": Careless, "dev": Careless}
+    )
+    summary = sandbox.run()
+    assert raised, "the progress hook was never called"
+    assert summary.finished and set(summary.missions.values()) == {"approved"}  # retried
+    failed = _check_named(sandbox, "KeyError: 'currentPhase' (in Careless.progress)")
+    assert [e["payload"]["workItemId"] for e in failed] == raised

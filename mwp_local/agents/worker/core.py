@@ -62,6 +62,7 @@ from .execution import (
     LEASE_SECONDS,
     bound_function,
     give_up_intent,
+    hook_raised,
     raised,
     renewed_us,
     request_for,
@@ -240,7 +241,11 @@ class WorkerPolicy(BasePolicy):
         return normalize(result, item.contract, who)
 
     def _report(self, slot: Execution, report: dict[str, Any], now_us: int) -> dict[str, Any]:
-        return self.progress(slot.view(), report, now_us)
+        try:
+            return self.progress(slot.view(), report, now_us)
+        except Exception as exc:  # the author's hook fails the attempt, never the run
+            hook_raised(slot, exc, now_us, f"{type(self).__name__}.progress")
+            return report
 
     # ------------------------------------------------------------------ decide
 

@@ -231,6 +231,14 @@ def raised(slot: Execution, exc: Exception) -> Produced:
     return Produced(fail=Fail(reason=code))
 
 
+def hook_raised(slot: Execution, exc: Exception, now_us: int, hook: str) -> None:
+    """A Worker hook running during the attempt (``progress``) raised ``exc``: the report it
+    was given goes out unchanged, and the attempt fails at once as ``TRANSIENT`` with the
+    exception named (the retry policy decides what follows)."""
+    slot.failure_exception = f"{type(exc).__name__}: {exc} (in {hook})"
+    slot.fail_at_us = now_us
+
+
 #: The resolution a simulated blocker asks for.
 BLOCK_RESOLUTION = "Clarify the expected output format."
 
