@@ -84,6 +84,9 @@ class WorkSpec:
     clarification: str | None = None
     #: The child Mission this WorkItem is promoted to (§14), if any.
     child: MissionSpec | None = None
+    #: The media type of the deliverable the Work Contract requires (review accepts only an
+    #: Artifact of this type, §13.2 step 1).
+    media_type: str = "text/markdown"
 
     def __post_init__(self) -> None:
         if not self.budget:

@@ -32,6 +32,7 @@ __all__ = [
     "CheckRegistry",
     "ContentSource",
     "ReviewInput",
+    "is_json",
 ]
 
 E = EvidenceType
@@ -162,7 +163,8 @@ class CheckRegistry:
 DEFAULT_CHECKS = CheckRegistry()
 
 
-def _is_json(media_type: str) -> bool:
+def is_json(media_type: str) -> bool:
+    """Whether ``media_type`` is JSON (``application/json`` or a ``+json`` type)."""
     return media_type == "application/json" or media_type.endswith("+json")
 
 
@@ -170,7 +172,7 @@ def _is_json(media_type: str) -> bool:
 def json_well_formed(review: ReviewInput) -> CheckOutcome | None:
     """Every submitted JSON Artifact parses as strict JSON (I-JSON: no duplicate members)."""
     problems = {}
-    checked = [h for h in review.artifact_hashes if _is_json(review.manifests[h]["mediaType"])]
+    checked = [h for h in review.artifact_hashes if is_json(review.manifests[h]["mediaType"])]
     if not checked:
         return None
     for artifact_hash in checked:

@@ -44,6 +44,7 @@ __all__ = [
     "group_may_use",
     "scheduling_metadata",
     "scope_covers_event",
+    "scope_covers_work",
 ]
 
 _RULE = "§13.3 Group content must not enter another Mission's context by default"
@@ -221,6 +222,16 @@ def scope_covers_event(
         if item is not None and event.get("conversationId") == item.conversation_id:
             return True
     return False
+
+
+def scope_covers_work(mem: MembershipRecord | None, work_item_id: str) -> bool:
+    """Whether a live Membership's scopes already cover a WorkItem (``group:all``, or
+    ``work:<id>`` for it). An offer of a WorkItem its candidate's Membership does not cover
+    grants the Membership, or extends its scopes under the next Membership Epoch, with a signed
+    Context Package for what the new scope discloses (§8 just-in-time Membership)."""
+    if mem is None or not _live(mem):
+        return False
+    return "group:all" in _scopes(mem) or work_item_id in _work_scopes(mem)
 
 
 # --------------------------------------------------------------------------- scheduling

@@ -4,7 +4,8 @@
 expiring offer *and a signed Context Package*; ``membership.schema.json`` requires a provisional
 Membership to name its ``contextPackageId`` and its ``provisionalExpiresAt``. So a Command that
 grants one (a ``work.offer`` to an Agent with no Membership in the Group, or a provisional
-``membership.change``) carries the package itself, as ``payload.contextPackage``;
+``membership.change``) or widens one (a ``work.offer`` of a WorkItem its member's scopes do not
+cover yet) carries the package itself, as ``payload.contextPackage``;
 ``context_package`` checks it and the Membership Event embeds it, so the package the Membership
 names is in the log beside it. The checks: it verifies (§6.4) as signed by the sender, it is
 about this Mission and Group (and, when it names one, this WorkItem), it summarizes history the
@@ -38,9 +39,10 @@ def context_package(
     package = cmd.payload.get("contextPackage")
     if not isinstance(package, dict):
         raise invalid(
-            f"{why}: a provisional Membership names the signed Context Package the new member "
-            "receives (membership.schema.json requires contextPackageId). Send the package as "
-            "payload.contextPackage (mwp_local.artifacts.context_packages builds one).",
+            f"{why}: a new or widened Membership names the signed Context Package of what it "
+            "discloses, which the member receives (membership.schema.json requires a "
+            "provisional one's contextPackageId). Send the package as payload.contextPackage "
+            "(mwp_local.artifacts.context_packages builds one).",
             rule=_RULE,
         )
     verified = verify_parsed(profile_for("context-package"), package, ctx.state.registry)

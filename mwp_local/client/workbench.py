@@ -22,6 +22,7 @@ from typing import Any
 
 from ..artifacts.context_packages import PackageScope, build_context_package
 from ..authority import Accepted, AuthorityConfig
+from ..authority.isolation import scope_covers_work
 from ..authority.organization import Member
 from ..examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
 from ..protocol.jsontext import parse_strict
@@ -184,20 +185,21 @@ class Workbench:
     def _with_context_package(
         self, who: str, payload: dict[str, Any], group: str
     ) -> dict[str, Any]:
-        """An offer to an Agent not yet in the Group carries the signed Context Package it
-        receives with its provisional Membership (§8), as a well-behaved Coordinator sends it;
-        a payload that wants it missing says ``"contextPackage": None``."""
+        """An offer to an Agent not yet in the Group, or whose Membership's scopes do not cover
+        the WorkItem, carries the signed Context Package it receives with its new or widened
+        Membership (§8), as a well-behaved Coordinator sends it; a payload that wants it missing
+        says ``"contextPackage": None``."""
         if "contextPackage" in payload:
             return {k: v for k, v in payload.items() if v is not None or k != "contextPackage"}
         agents = [o.get("agentId") for o in payload.get("offers", ())] or [payload.get("agentId")]
         memberships = self.state.memberships
+        wid = str(payload.get("workItemId"))
+        if wid not in self.state.work_items:
+            return payload
         joining = [
-            a
-            for a in agents
-            if (m := memberships.get((group, a or ""))) is None or m.state == "ended"
+            a for a in agents if not scope_covers_work(memberships.get((group, a or "")), wid)
         ]
-        wid = payload.get("workItemId")
-        if not joining or wid not in self.state.work_items:
+        if not joining:
             return payload
         item = self.state.work_items[wid]
         events = [parse_strict(r.document) for r in self.log.store.events(item.group_id)]

@@ -40,6 +40,8 @@ from ..agents.specs import (
     WorkSpec,
 )
 from ..delivery.config import DeliveryConfigError, parse_delivery
+from ..protocol.documents.common import MEDIA_TYPE
+from ..protocol.documents.ecma import Regex
 from ..protocol.errors import ProtocolError
 from ..protocol.ids import is_protocol_id
 from ..protocol.timestamps import parse_timestamp
@@ -54,6 +56,8 @@ _CHOICES = {
     "risk": ("none", "reversible", "external", "high_risk", "destructive"),
     "approval": ("not_required", "policy_required", "human_required"),
 }
+#: The Work Contract's media-type rule (work-contract.schema.json ``mediaType``).
+_MEDIA_TYPE = MEDIA_TYPE.pattern or Regex(".")
 FAULT_KINDS = ("pause", "crash")
 CHILD_FAILURE_POLICIES = ("block", "fail")
 
@@ -191,6 +195,12 @@ def _work(raw: dict[str, Any], where: str, agents: set[str], ids: list[str]) -> 
                 f"{w}: {key} must be one of {', '.join(allowed)}"
                 + suggestion(str(raw[key]), allowed)
             )
+    media_type = raw.get("media_type", "text/markdown")
+    if not isinstance(media_type, str) or not _MEDIA_TYPE.search(media_type):
+        raise MissionFileError(
+            f"{w}: media_type {media_type!r} is not a media type; write one such as "
+            "'application/json' or 'text/markdown' (work-contract.schema.json mediaType)"
+        )
     reviewer = raw.get("reviewed_by")
     if reviewer is not None and reviewer not in agents:
         raise MissionFileError(
@@ -213,6 +223,7 @@ def _work(raw: dict[str, Any], where: str, agents: set[str], ids: list[str]) -> 
         reviewed_by=reviewer,
         ambiguous=raw.get("ambiguous"),
         clarification=raw.get("clarification"),
+        media_type=media_type,
     )
 
 

@@ -170,6 +170,11 @@ TABLES: tuple[Table, ...] = (
                 "an essential ambiguity left in the first contract, and the corrected "
                 "contract's answer (MWP-WRK-002)",
             ),
+            Row(
+                ("media_type",),
+                "the media type of the deliverable the Work Contract requires (default "
+                "`text/markdown`); review accepts only an Artifact of that type",
+            ),
             Row(("child",), "a table making this WorkItem a child Mission (next row)"),
         ),
     ),

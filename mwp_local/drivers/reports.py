@@ -87,6 +87,9 @@ class RunSummary:
     #: Agents that cannot follow the run (every snapshot named to them for these Groups
     #: failed verification): with any, ``finished`` is False whatever the Missions' states.
     stuck: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Every failed attempt, read from the log's ``work.failed`` Events: ``(WorkItem, attempt,
+    #: reason)``; an exception raised by a work function or a Worker hook is named in its reason.
+    failed_attempts: tuple[tuple[str, int, str], ...] = ()
 
     def _repr_html_(self) -> str:
         """The summary drawn in a notebook (a table, not the dataclass's repr)."""
@@ -112,6 +115,8 @@ class RunSummary:
             out.append("  Delivery: " + ", ".join(f"{k} {v}" for k, v in self.delivery.items()))
         if self.stall is not None:
             out += ["  " + line for line in self.stall.lines()]
+        for work_item, attempt, reason in self.failed_attempts:
+            out.append(f"  Failed: {work_item.rsplit(':', 1)[-1]} attempt {attempt}: {reason}")
         for agent, groups in sorted(self.stuck.items()):
             out.append(
                 f"  Not settled: {agent} is stuck behind in {', '.join(groups)} (every snapshot "

@@ -57,6 +57,7 @@ from ..authority.tokens import CapabilityToken
 from ..delivery.audience import DirectFeed, visible_history
 from ..protocol.errors import ProtocolError
 from ..protocol.ids import derived_uuid, sandbox_organization_id
+from ..protocol.jsontext import parse_strict
 from ..protocol.tables import MissionState
 from ..protocol.timestamps import format_utc
 from ..store.agent_store import DuckDBLocalStore, LocalStore, MemoryLocalStore, agent_file
@@ -582,6 +583,14 @@ class Sandbox:
             delivery=None if self.delivery is None else self.delivery.summary(),
             stall=self.stall,
             stuck=self.stuck_agents(),
+            failed_attempts=tuple(
+                (p["workItemId"], int(p.get("attempt", 0)), str(p.get("reason", "failed")))
+                for p in (
+                    parse_strict(r.document)["payload"]
+                    for r in self.log.store.events()
+                    if r.kind == "work.failed"
+                )
+            ),
         )
 
     def _repr_html_(self) -> str:

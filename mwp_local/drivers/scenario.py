@@ -123,7 +123,9 @@ class WorkItem:
     offers work to itself); ``duration`` and ``deadline`` are durations (``90``, ``"45s"``,
     ``"2h"``, ``"1d2h"``); ``depends_on`` names WorkItems of the same Mission (``"name-*"``:
     a whole ``count`` family); ``budget`` maps §12 dimensions (``financial``, ``tool_calls``,
-    ...) to limits (default: 10 financial). The other keys: ``docs/mission-files.md``.
+    ...) to limits (default: 10 financial); ``media_type`` is the deliverable's media type the
+    Work Contract requires (default ``text/markdown``). The other keys:
+    ``docs/mission-files.md``.
     """
 
     id: str
@@ -144,6 +146,7 @@ class WorkItem:
     ambiguous: str | None = None
     clarification: str | None = None
     child: ChildMission | None = None
+    media_type: str = "text/markdown"
 
     def to_dict(self) -> dict[str, Any]:
         """The ``[[missions.work]]`` table."""

@@ -176,7 +176,16 @@ def summary_html(summary: Any) -> str:
         f"{_kv({'Mission ' + k: v for k, v in missions.items()})}"
         f"{_kv({'WorkItems': _counts(summary.work_items), 'Events': summary.events})}"
         f"{_kv({'rejections': _counts(summary.rejections) or 'none'})}{delivery}"
+        f"{_failed_html(getattr(summary, 'failed_attempts', ()))}"
         f"{_stall_html(getattr(summary, 'stall', None))}</div>"
+    )
+
+
+def _failed_html(failed: Any) -> str:
+    """Each failed attempt of a run summary, with its reason (an exception is named there)."""
+    return "".join(
+        _kv({f"failed {w.rsplit(':', 1)[-1]} attempt {attempt}": reason})
+        for w, attempt, reason in failed
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mwp_local.authority import Accepted, Authority, AuthorityConfig, AuthorityState, Rejected
+from mwp_local.authority.isolation import scope_covers_work
 from mwp_local.authority.organization import Organization
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import EXAMPLE_AGENTS, EXAMPLE_IMPLEMENT, EXAMPLE_REVIEW, example_contract
@@ -132,21 +133,20 @@ class World:
     def _with_context_package(
         self, who: str, payload: dict[str, Any], group: str
     ) -> dict[str, Any]:
-        """An offer to an Agent with no Membership in the Group carries the signed Context
-        Package of its WorkItem, as a well-behaved Coordinator sends it (§8); a test that wants
-        it missing says ``"contextPackage": None``."""
+        """An offer to an Agent with no Membership in the Group, or whose Membership's scopes do
+        not cover the WorkItem, carries the signed Context Package of its WorkItem, as a
+        well-behaved Coordinator sends it (§8); a test that wants it missing says
+        ``"contextPackage": None``."""
         if "contextPackage" in payload:
             if payload["contextPackage"] is None:
                 payload = {k: v for k, v in payload.items() if k != "contextPackage"}
             return payload
         agents = [o.get("agentId") for o in payload.get("offers", ())] or [payload.get("agentId")]
-        joining = [
-            a
-            for a in agents
-            if (m := self.state.memberships.get((group, a or ""))) is None or m.state == "ended"
-        ]
-        wid = payload.get("workItemId")
-        if not joining or wid not in self.state.work_items:
+        wid = str(payload.get("workItemId"))
+        if wid not in self.state.work_items:
+            return payload
+        memberships = self.state.memberships
+        if all(scope_covers_work(memberships.get((group, a or "")), wid) for a in agents):
             return payload
         return {**payload, "contextPackage": self.context_package(wid, who)}
 

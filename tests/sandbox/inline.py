@@ -7,6 +7,7 @@ from typing import Any
 from mwp_local.agents.specs import MissionFile
 from mwp_local.drivers.mission_file import parse
 from mwp_local.drivers.sandbox import Sandbox
+from mwp_local.drivers.scenario import Agent, Mission, Scenario, WorkItem
 from mwp_local.protocol.jsontext import parse_strict
 from mwp_local.protocol.timestamps import parse_timestamp
 
@@ -69,3 +70,26 @@ def of_item(sandbox: Sandbox, work_item_id: str, kind: str) -> list[dict[str, An
 def at_us(event: dict[str, Any]) -> int:
     """When an Event occurred."""
     return parse_timestamp(event["occurredAt"]).epoch_micros
+
+
+def totals(workers: dict[str, list[str]], work: list[WorkItem], *, seed: int = 5) -> Scenario:
+    """A Python Scenario: Mission ``totals`` (owner ``alice``) coordinated by ``coordinator``,
+    with ``workers`` (name → capabilities) and ``work``."""
+    return Scenario(
+        seed=seed,
+        agents=[
+            Agent(name="coordinator", capabilities=COORDINATION),
+            *(Agent(name=name, capabilities=caps) for name, caps in workers.items()),
+        ],
+        missions=[
+            Mission(
+                id="totals",
+                objective="Total the orders",
+                owner="alice",
+                coordinator="coordinator",
+                deadline="1d",
+                budget={"financial": 100, "tool_calls": 100, "compute_seconds": 100_000},
+                work=work,
+            )
+        ],
+    )

@@ -98,7 +98,7 @@ def work_contract(
             {
                 "deliverableId": spec.id,
                 "description": f"The result of: {spec.goal}",
-                "mediaType": "text/markdown",
+                "mediaType": spec.media_type,
                 "schema": f"urn:mwp-local:schema:{cap}",
             }
         ],

@@ -52,6 +52,7 @@ from ...artifacts.context_packages import (
     mission_level,
     proposals_of,
 )
+from ...authority.isolation import scope_covers_work
 from ...authority.model import MissionRecord, OfferRecord, WorkItemRecord
 from ...authority.pipeline import Outcome
 from ...protocol.tables import MembershipState, MissionState, OfferStatus, WorkItemState
@@ -579,8 +580,9 @@ class CoordinatorPolicy(BasePolicy):
         self, view: View, item: WorkItemRecord, chosen: list[Any], now_us: int
     ) -> dict[str, Any] | None:
         """The signed Context Package of the WorkItem for candidates who would join its Group
-        with a provisional Membership (§8), or whose visibility starts after the WorkItem's
-        first Event (they were never delivered it); None when every candidate sees it."""
+        with a provisional Membership (§8), whose Membership's scopes grow to cover it, or whose
+        visibility starts after the WorkItem's first Event (they were never delivered it); None
+        when every candidate sees it."""
         own = self._item_events.get(item.work_item_id, [])
         first = int(own[0]["sequence"]) if own else 0
         joining = [
@@ -589,6 +591,7 @@ class CoordinatorPolicy(BasePolicy):
             if (m := view.state.memberships.get((item.group_id, c.agent_id))) is None
             or m.state == MembershipState.ENDED
             or int(m.document.get("visibilityStartSequence") or 1) > first
+            or not scope_covers_work(m, item.work_item_id)
         ]
         if not joining:
             return None

@@ -33,7 +33,7 @@ from typing import Any
 
 # The Authority package loads before ``artifacts`` (whose package imports the Authority back).
 from ... import authority as _authority  # noqa: F401
-from ...artifacts.checks import DEFAULT_CHECKS, CheckOutcome, CheckRegistry, ContentSource
+from ...artifacts.checks import DEFAULT_CHECKS, CheckOutcome, CheckRegistry, ContentSource, is_json
 from ...artifacts.checks import ReviewInput as CheckInput
 from ...artifacts.evidence import build_evidence
 from ...artifacts.review import ReviewRecord, Verdict, review_submission
@@ -54,7 +54,9 @@ REVIEW_BUDGET = 2.0
 
 
 def _text_media(media_type: str) -> bool:
-    return media_type.startswith("text/")
+    # JSON is text too: a WorkItem whose contract asks for JSON (``media_type``) gets this
+    # independent deterministic test like a Markdown one
+    return media_type.startswith("text/") or is_json(media_type)
 
 
 def coordinator_checks() -> CheckRegistry:
@@ -63,7 +65,7 @@ def coordinator_checks() -> CheckRegistry:
 
     @checks.register("deliverable-readable", evidence_type="deterministic_test")
     def deliverable_readable(review: CheckInput) -> CheckOutcome | None:
-        """Every text deliverable is non-empty UTF-8."""
+        """Every text deliverable (``text/*`` or JSON) is non-empty UTF-8."""
         texts = [h for h in review.artifact_hashes if _text_media(review.manifests[h]["mediaType"])]
         if not texts:
             return None

@@ -62,6 +62,8 @@ from .execution import (
     LEASE_SECONDS,
     bound_function,
     give_up_intent,
+    hook_raised,
+    raised,
     renewed_us,
     request_for,
     run_slot,
@@ -226,17 +228,24 @@ class WorkerPolicy(BasePolicy):
         return report
 
     def _produce(self, view: View, item: WorkItemRecord, slot: Execution) -> Produced:
-        request = request_for(view, item, slot, self.content)
         bound = bound_function(item.contract, self.work_functions)
         who = (
             f"the work function for {bound[0]!r}"
             if bound is not None and type(self).work is WorkerPolicy.work
             else f"{type(self).__name__}.work"
         )
-        return normalize(self.work(request), item.contract, who)
+        try:
+            result = self.work(request_for(view, item, slot, self.content))
+        except Exception as exc:  # the author's code fails the attempt, never the run
+            return raised(slot, exc)
+        return normalize(result, item.contract, who)
 
     def _report(self, slot: Execution, report: dict[str, Any], now_us: int) -> dict[str, Any]:
-        return self.progress(slot.view(), report, now_us)
+        try:
+            return self.progress(slot.view(), report, now_us)
+        except Exception as exc:  # the author's hook fails the attempt, never the run
+            hook_raised(slot, exc, now_us, f"{type(self).__name__}.progress")
+            return report
 
     # ------------------------------------------------------------------ decide
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...artifacts.checks import ContentSource
 from ...authority.model import WorkItemRecord
+from ...protocol.errors import ProtocolError
 from ...protocol.timestamps import format_utc, parse_timestamp
 from ..base import Intent, View
 from ..naming import short
@@ -34,7 +35,7 @@ from .lifecycle import SlotTransition as ST
 from .lifecycle import SlotTransitionError
 from .retries import retry_verdict
 from .slots import Execution, execution_key
-from .work import Produced, WorkFunction, WorkRequest, normalize, read_inputs
+from .work import Fail, Produced, WorkFunction, WorkRequest, normalize, read_inputs
 
 __all__ = [
     "BLOCK_RESOLUTION",
@@ -219,6 +220,25 @@ def run_slot(
     )
 
 
+def raised(slot: Execution, exc: Exception) -> Produced:
+    """The attempt's failure when the Worker's own code raised ``exc``: a refusal the
+    Authority's rules make (a ``ProtocolError``, such as ``AUTH_FORBIDDEN`` for an input it may
+    not read) fails with its section-19 code, anything else as ``TRANSIENT``; the contract's
+    retry policy decides whether another attempt follows. The exception is named in the
+    ``work.fail`` reason and its Evidence, so it is never silent."""
+    slot.failure_exception = f"{type(exc).__name__}: {exc}"
+    code = exc.code.value if isinstance(exc, ProtocolError) else "TRANSIENT"
+    return Produced(fail=Fail(reason=code))
+
+
+def hook_raised(slot: Execution, exc: Exception, now_us: int, hook: str) -> None:
+    """A Worker hook running during the attempt (``progress``) raised ``exc``: the report it
+    was given goes out unchanged, and the attempt fails at once as ``TRANSIENT`` with the
+    exception named (the retry policy decides what follows)."""
+    slot.failure_exception = f"{type(exc).__name__}: {exc} (in {hook})"
+    slot.fail_at_us = now_us
+
+
 #: The resolution a simulated blocker asks for.
 BLOCK_RESOLUTION = "Clarify the expected output format."
 
@@ -343,7 +363,10 @@ def produce(
     if bound is None:
         return simulated(view, item, slot)
     cap, function = bound
-    result = function(request_for(view, item, slot, content))
+    try:
+        result = function(request_for(view, item, slot, content))
+    except Exception as exc:  # the author's code fails the attempt, never the run
+        return raised(slot, exc)
     return normalize(result, item.contract, f"the work function for {cap!r}")
 
 
@@ -413,19 +436,23 @@ def fail_intent(
     }
     if verdict.why:
         details["whyNoRetry"] = verdict.why
+    reason = failure
+    if slot.failure_exception is not None:
+        details["exception"] = slot.failure_exception
+        reason = f"{failure}: {slot.failure_exception}"
     name = short(slot.work_item_id)
     return Intent(
         kind="work.fail",
         group=slot.group_id,
         why=(
-            f"attempt {slot.attempt} of '{name}' failed ({failure}); a retry is allowed "
+            f"attempt {slot.attempt} of '{name}' failed ({reason}); a retry is allowed "
             "after the backoff"
             if verdict.retry
             else f"attempt {slot.attempt} of '{name}' failed for good: {verdict.why}"
         ),
         payload={
             **ref,
-            "reason": failure,
+            "reason": reason,
             "permanent": not verdict.retry,
             "evidence": [evidence(view, item, slot, now_us, failed=True, details=details)],
         },

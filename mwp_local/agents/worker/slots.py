@@ -139,6 +139,9 @@ class Execution:
     block_resolution: str | None = None
     #: Whether the failure is one no retry can help (a work function's ``Fail(permanent=True)``).
     failure_permanent: bool = False
+    #: The exception the Worker's own code (its work function or ``work`` hook) raised, as
+    #: ``Type: message``, when that is why the attempt failed.
+    failure_exception: str | None = None
     usage_recorded: bool = False
     preempt: bool = False
     #: The completion instant last reported (disclosure or progress), to spot material changes.

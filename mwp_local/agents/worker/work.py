@@ -5,8 +5,9 @@ with the resolution the work needs, ``Fail``), normalized into ``Produced`` for 
 
 A work function is bound to a capability (``Sandbox(work_functions={...})``) or is a Worker's
 ``work`` hook; it returns ``bytes``/``str`` (one deliverable of the contract's media type),
-``Deliverable`` or a list of them, ``Result``, ``Block`` or ``Fail``. An exception it raises is a
-bug and reaches the caller of ``Sandbox.step``/``run``.
+``Deliverable`` or a list of them, ``Result``, ``Block`` or ``Fail``. An exception it raises
+fails the attempt (``execution.raised``: ``work.fail`` naming it, the retry policy applies); a
+malformed result is an API mistake and raises ``ValueError`` at the caller.
 
 Inputs are read when first asked for, through the Worker's verified content source (each read
 re-hashes the content) and only after the Group Authority's isolation rule says this Worker may

@@ -29,6 +29,8 @@ from ..assignment import schedule_estimate, selection_basis
 from ..command import CommandView, Draft, item_draft
 from ..context import Context, invalid, payload_field
 from ..decide import decide, named_item
+from ..isolation import scope_covers_work
+from ..model import MembershipRecord
 from ..provisional import context_package
 from ..registry import command
 from .mission import _membership_document, membership_state
@@ -143,16 +145,20 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             reason=cmd.payload.get("revisionReason", "contract corrected"),
         )
     memberships = ctx.tables.membership
-    joining = [
-        (new, mem)
-        for new in new_offers
-        if memberships.is_allowed(
-            membership_state(mem := ctx.state.memberships.get((item.group_id, new["agentId"]))),
-            MembershipTransition.GRANT,
-        )
-    ]
+    joining, extending = [], []
+    for new in new_offers:
+        mem = ctx.state.memberships.get((item.group_id, new["agentId"]))
+        if memberships.is_allowed(membership_state(mem), MembershipTransition.GRANT):
+            joining.append((new, mem))
+        elif not scope_covers_work(mem, item.work_item_id):
+            # A member offered a WorkItem its scopes do not cover (a second WorkItem, say):
+            # the scopes grow under the next Membership Epoch, as a first join grants them,
+            # or the new work's inputs stay unreadable to its Worker (§8, §13.3).
+            assert mem is not None
+            extending.append((new, mem))
     package = None
-    if joining or isinstance(cmd.payload.get("contextPackage"), dict):
+    if joining or extending or isinstance(cmd.payload.get("contextPackage"), dict):
+        newcomer = next((new["agentId"] for new, _ in (*joining, *extending)), "")
         package = context_package(
             ctx,
             cmd,
@@ -160,31 +166,41 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             group_id=item.group_id,
             work_item_id=item.work_item_id,
             why=(
-                f"{joining[0][0]['agentId']} is not a member of this Group yet"
+                f"{newcomer} is not a member of this Group yet"
                 if joining
+                else f"{newcomer}'s Membership does not cover WorkItem {item.work_item_id} yet"
+                if extending
                 else "The offer names a Context Package"
             ),
         )
-    for new, mem in joining:
-        assert package is not None
+    granted = [
+        _membership_document(
+            ctx,
+            mission_id=item.mission_id,
+            group_id=item.group_id,
+            member={"type": "agent", "id": new["agentId"]},
+            role="worker",
+            epoch=(mem.epoch + 1) if mem else 1,
+            state=MembershipState.PROVISIONAL,
+            scopes=["work:" + item.work_item_id],
+            visibility_start=visible_from,
+            context_package_id=package["contextPackageId"],
+            provisional_expires_at=new["expiresAt"],
+        )
+        for new, mem in joining
+        if package is not None
+    ] + [
+        _extended(ctx, mem, item.work_item_id, package, new["expiresAt"])
+        for new, mem in extending
+        if package is not None
+    ]
+    for membership in granted:
         yield Draft(
             kind=E.MEMBERSHIP_CHANGED,
             group_id=cmd.group_id,
             payload={
                 "missionId": item.mission_id,
-                "membership": _membership_document(
-                    ctx,
-                    mission_id=item.mission_id,
-                    group_id=item.group_id,
-                    member={"type": "agent", "id": new["agentId"]},
-                    role="worker",
-                    epoch=(mem.epoch + 1) if mem else 1,
-                    state=MembershipState.PROVISIONAL,
-                    scopes=["work:" + item.work_item_id],
-                    visibility_start=visible_from,
-                    context_package_id=package["contextPackageId"],
-                    provisional_expires_at=new["expiresAt"],
-                ),
+                "membership": membership,
                 "contextPackage": package,
             },
         )
@@ -221,6 +237,35 @@ def offer(ctx: Context, cmd: CommandView) -> Generator[Draft, Any, None]:
             ),
         },
     )
+
+
+def _extended(
+    ctx: Context,
+    mem: MembershipRecord,
+    work_item_id: str,
+    package: dict[str, Any],
+    offer_expires_at: str,
+) -> dict[str, Any]:
+    """``mem``'s Membership document with ``work:<work_item_id>`` added to its scopes, under the
+    next Membership Epoch: same Membership, role, state and visibility start, naming the Context
+    Package of what the new scope discloses. A provisional one stays provisional until the later
+    of its offers expires."""
+    doc = dict(mem.document)
+    state = ctx.tables.membership.target(
+        membership_state(mem), MembershipTransition.CHANGE, membership_state(mem)
+    )
+    doc.update(
+        state=str(state),
+        membershipEpoch=mem.epoch + 1,
+        scopes=[*doc["scopes"], "work:" + work_item_id],
+        contextPackageId=package["contextPackageId"],
+    )
+    if state is MembershipState.PROVISIONAL:
+        doc["provisionalExpiresAt"] = max(
+            (doc["provisionalExpiresAt"], offer_expires_at),
+            key=lambda t: parse_timestamp(t).epoch_micros,
+        )
+    return doc
 
 
 @command(C.WORK_ACCEPT_OFFER, cas=True)
