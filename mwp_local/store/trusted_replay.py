@@ -3,14 +3,14 @@
 strict parser of §6.4 stage 1 (``trusted_documents`` feeds ``group_log.fold``).
 
 What is trusted, and why. Every Event text in the log was written by this store's commit from
-``EventRecord.document``, which the Authority's pipeline sets to ``jcs.canonicalize`` of the
-Event it built and signed (``authority/pipeline.py``); import reaches the log through the same
-Authority (``log_import.admit_lines``). RFC 8785 text made from a parsed value has no duplicate
-member name, no byte-order mark, no non-finite number, no unpaired surrogate and nothing after
-the value: exactly what the strict parser exists to refuse. On a log only the sandbox wrote,
-orjson therefore decodes the value the strict parser does, at a fraction of its cost (stage 1
-was about a quarter of a rebuild). The plain rebuild already trusts the file for everything
-else (it checks no signature and no chain value).
+``EventRecord.document``, which ``authority.pipeline.event_record`` sets to ``jcs.canonicalize``
+of the parsed Event, for the Events the Authority signs and for those import admits
+(``log_import`` builds its records with the same ``event_record``). RFC 8785 text made from a
+parsed value has no duplicate member name, no byte-order mark, no non-finite number, no unpaired
+surrogate and nothing after the value: exactly what the strict parser exists to refuse. On a log
+only the sandbox wrote, orjson therefore decodes the value the strict parser does, at a fraction
+of its cost (stage 1 was about a quarter of a rebuild). The plain rebuild already trusts the
+file for everything else (it checks no signature and no chain value).
 
 What this path no longer checks: that the texts are strict JSON. A file edited by hand (or by
 another program) to repeat a member name is folded with the last value, where the plain path
