@@ -352,7 +352,10 @@ def _figure_3(log: GroupLog, store: DuckDBLogStore, sizes: Sizes) -> list[Entry]
             ratio_meaning="share of the rate of merely reading and parsing the log",
             target=Target(text="≥ 100,000/s", at_least=100_000),
             parameters={"events": events},
-            notes="GroupLog.rebuild_projections(): strict parse, evolve, write every projection.",
+            notes=(
+                "GroupLog.rebuild_projections(): the store's own texts decoded by orjson "
+                "(store/trusted_replay.py), evolve, write every projection."
+            ),
         ),
         Entry(
             figure="3b",

@@ -8,6 +8,8 @@
   composite keys) against the in-memory store;
 * the Authority's stored texts equal ``canonicalize`` of the documents; replay with signature
   verification gives the same state and refuses a forged Event;
+* the trusted rebuild (stored texts decoded by orjson) folds the plain replay's state over
+  several sample runs, and a tampered log is refused by what still checks it;
 * ``derived_uuid``'s own formatting against ``uuid.UUID(bytes=..., version=4)``;
 * ``is_protocol_id``'s one-character-class shortcut against the full RFC 3986 grammar;
 * step mode not asking again an agent that wanted nothing at the same instant with nothing
@@ -394,6 +396,128 @@ def test_the_verified_rebuild_fast_path_gives_the_plain_state_and_the_plain_refu
             plain.value.reason,
         )
         forged.close()
+
+
+#: Sample runs for the trusted rebuild: (mission, seed), different missions and seeds.
+_TRUSTED_RUNS = (("learn", 1), ("learn", 7), ("retries", 3), ("delivery", 11))
+
+
+def _projections(store: Any, state: Any) -> dict[str, list[str]]:
+    """Every projection table as the store holds it, rows as sorted canonical texts."""
+    return {
+        table: sorted(jcs.canonicalize(row).decode() for row in store.projection_rows(table))
+        for table in projection_rows(state)
+    }
+
+
+@pytest.mark.parametrize(("mission", "seed"), _TRUSTED_RUNS)
+def test_the_trusted_rebuild_folds_the_plain_state_and_writes_the_plain_projections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mission: str, seed: int
+) -> None:
+    """``rebuild_projections()`` decodes the texts the store wrote with orjson
+    (``trusted_documents``) instead of the strict parser: over sample runs of several missions
+    and seeds it folds exactly the plain ``replay``'s state and writes its projection rows."""
+    from mwp_local.drivers.sandbox import Sandbox
+    from mwp_local.protocol import jsontext
+    from mwp_local.store import group_log, trusted_replay
+    from mwp_local.store.group_log import _documents, fold, replay
+    from mwp_local.store.trusted_replay import trusted_documents
+
+    root = Path(__file__).resolve().parents[1]
+    sandbox = Sandbox(tmp_path / "s", root / "sample_missions" / f"{mission}.toml", seed=seed)
+    sandbox.run()
+    log, store = sandbox.log, sandbox.log.store
+    assert store.event_count() > 20
+    plain = replay(log.org, store)
+    trusted = fold(log.org, trusted_documents(_documents(store)), store.receipts())
+    assert projection_rows(trusted) == projection_rows(plain)
+    assert trusted.receipts == plain.receipts and trusted.meta == plain.meta
+    before = _projections(store, plain)
+    store.replace_projections({table: [] for table in before})  # the rebuild must write them all
+    with monkeypatch.context() as patch:  # the trusted path, not the strict parser, decodes
+        patch.setattr(trusted_replay, "parse_strict", jsontext._refuse_constant)
+        patch.setattr(group_log, "parse_strict", jsontext._refuse_constant)
+        log.rebuild_projections()
+    assert _projections(store, plain) == before
+    assert sum(map(len, before.values())) > 0
+    sandbox.close()
+
+
+def test_a_tampered_log_is_refused_by_what_the_trusted_rebuild_still_checks(
+    tmp_path: Path,
+) -> None:
+    """What the trusted rebuild no longer checks is strict JSON: a member name repeated by hand
+    folds with its last value, where the plain replay and ``verify-log`` refuse the file. Text
+    that is not JSON still raises the plain path's error (the strict parser decodes what orjson
+    refuses), and an Event the state tables do not allow still raises ``ReplayError``."""
+    import duckdb
+
+    from mwp_local.authority.evolve import ReplayError
+    from mwp_local.store.group_log import GroupLog, _documents, fold, replay
+    from mwp_local.store.trusted_replay import trusted_documents
+    from mwp_local.store.verify import verify_log
+    from tests.authority.world import LoggedWorld
+
+    path = tmp_path / "log.duckdb"
+    world = LoggedWorld(DuckDBLogStore(path))
+    world.bootstrap()
+    world.create_mission()
+    world.run_to_submitted("urn:mwp-local:work:trusted")
+    untampered = projection_rows(replay(world.org, world.log.store))
+    world.log.store.close()
+
+    def tampered(name: str, document_sql: str, where: str) -> DuckDBLogStore:
+        copy = tmp_path / f"{name}.duckdb"
+        copy.write_bytes(path.read_bytes())
+        with duckdb.connect(str(copy)) as con:
+            con.execute(f"UPDATE log_events SET document = {document_sql} WHERE {where}")
+        return DuckDBLogStore(copy)
+
+    last_authorized = (
+        "position = (SELECT max(position) FROM log_events WHERE kind = 'work.authorized')"
+    )
+    # a repeated member name: trusted (last value wins), refused by the plain path and verify-log
+    store = tampered("duplicate", '\'{"kind":"forged",\' || document[2:]', last_authorized)
+    trusted = fold(world.org, trusted_documents(_documents(store)), store.receipts())
+    assert projection_rows(trusted) == untampered
+    with pytest.raises(ProtocolError) as plain:
+        replay(world.org, store)
+    assert (plain.value.code.value, plain.value.stage, plain.value.reason) == (
+        "PROTOCOL_VIOLATION",
+        "parse",
+        "duplicate-member",
+    )
+    assert not verify_log(world.org, store).ok
+    store.close()
+    # not JSON: the rebuild raises exactly the plain replay's error and writes nothing
+    copy = tmp_path / "truncated.duckdb"
+    copy.write_bytes(path.read_bytes())
+    log = GroupLog(world.org, DuckDBLogStore(copy))  # opened (plain replay) before the edit
+    store = log.store
+    with store.cursor() as cur:
+        cut = "left(document, length(document) - 1)"  # the closing brace
+        cur.execute(f"UPDATE log_events SET document = {cut} WHERE {last_authorized}")
+    kept = {table: store.projection_rows(table) for table in untampered}
+    with pytest.raises(ProtocolError) as plain:
+        replay(world.org, store)
+    with pytest.raises(ProtocolError) as rebuilt:
+        log.rebuild_projections()
+    assert (rebuilt.value.code, rebuilt.value.stage, rebuilt.value.reason) == (
+        plain.value.code,
+        plain.value.stage,
+        plain.value.reason,
+    )
+    assert {table: store.projection_rows(table) for table in untampered} == kept
+    store.close()
+    # the WorkItem started twice (its submission replaced): evolve's audit still refuses it
+    started = "(SELECT document FROM log_events WHERE kind = 'work.started')"
+    store = tampered("replayed", started, "kind = 'work.submitted'")
+    with pytest.raises(ReplayError) as plain_error:
+        replay(world.org, store)
+    with pytest.raises(ReplayError) as trusted_error:
+        fold(world.org, trusted_documents(_documents(store)), store.receipts())
+    assert str(trusted_error.value) == str(plain_error.value)
+    store.close()
 
 
 @settings(max_examples=300, deadline=None)

@@ -9,7 +9,8 @@ Opening a GroupLog rebuilds the Authority's state by replaying the log through `
 re-checks the state tables), so the log is the only truth. Replay trusts the log's signatures
 unless asked to verify them (``verify-log`` always does; ``replay(..., verify_signatures=True)``
 and ``rebuild_projections(verify_signatures=True)`` do it on request; the rebuild takes the
-faster ``verified_replay`` and falls back to the plain verified replay for any failure).
+faster ``verified_replay`` and falls back to the plain verified replay for any failure; without
+verification it decodes the texts this store wrote with ``trusted_replay``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .base import LogStore, LogStoreError
 from .log_import import Admitted, admit_lines
 from .projection_rows import projection_rows
 from .records import Batch, ProjectionDelta
+from .trusted_replay import trusted_documents
 from .verified_replay import replay_verified
 
 T = TypeVar("T")
@@ -342,13 +344,17 @@ class GroupLog:
 
     def rebuild_projections(self, *, verify_signatures: bool = False) -> None:
         """Drop every projection row and write them again from a replay of the log (verifying
-        every Event's signature first when asked; see ``replay``)."""
+        every Event's signature first when asked; see ``replay``). Without verification the
+        log's texts are decoded as this store's own canonical text (``trusted_replay`` says
+        what that no longer checks)."""
         with self._lock:
-            state = None
             if verify_signatures:  # the fast path, or None and the plain path says what failed
                 state = replay_verified(self.org, self.store, _documents(self.store))
-            if state is None:
-                state = replay(self.org, self.store, verify_signatures=verify_signatures)
+                if state is None:
+                    state = replay(self.org, self.store, verify_signatures=True)
+            else:  # the texts this store wrote, decoded without the strict parser
+                texts = trusted_documents(_documents(self.store))
+                state = fold(self.org, texts, self.store.receipts())
             rows = projection_rows(state)
             self.store.replace_projections(
                 {t: [r for r in items if not isinstance(r, tuple)] for t, items in rows.items()}
