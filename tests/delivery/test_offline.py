@@ -65,7 +65,7 @@ def _outage_reached(raw: dict[str, Any], tmp_path: Path) -> Offline:
         # first (which agent the seeded step would pick next is no part of the story)
         inner = runtime.intents
         runtime.intents = (  # type: ignore[method-assign]
-            lambda now_us, inner=inner: [] if captured else inner(now_us)
+            lambda now_us, inner=inner, **options: [] if captured else inner(now_us, **options)
         )
     sandbox.run(until=lambda _sb: bool(captured))
     assert sandbox.clock.now_us() >= captured[0].outage.until_us

@@ -141,13 +141,19 @@ def test_the_delivery_sample_runs_to_its_end_in_threads_mode_through_the_bus(
 def test_an_outage_in_threads_mode_buffers_and_reconciles_as_in_step_mode(
     tmp_path: Path,
 ) -> None:
-    # Step mode brings both Workers to their last lease renewal before the outage: their next
-    # renewals fall inside it, so the threads cannot change what is active when it begins.
+    # Step mode brings both Workers through their last actions before the outage (dev's
+    # checkpoint and new run of 'sketch' at 09:14:20, ana's fourth-overall lease renewal at
+    # 09:14:52, eight simulated seconds before it begins): every later action of theirs falls
+    # inside the outage, so however the threads are scheduled they cannot change what is
+    # active when it begins. (Stopping at the second renewal, 09:08, left dev's checkpoint and
+    # restart 40 simulated seconds, a fifth of a real second, before the outage: under load a
+    # thread could slip past it, and 'sketch' was then not buffered.)
     sandbox = Sandbox(tmp_path / "s", SAMPLES / "delivery.toml", mode="threads")
     assert sandbox.delivery is not None
     outage = sandbox.delivery.config.outages[0]
-    while sum(r.kind.endswith("execution_lease_renew") for r in sandbox.history) < 2:
+    while sum(r.kind.endswith("execution_lease_renew") for r in sandbox.history) < 4:
         assert sandbox.step() is not None
+    assert [r.kind for r in sandbox.history[-3:-1]] == ["work.checkpoint", "work.start"]
     assert sandbox.clock.now_us() < outage.at_us and not sandbox.delivery.outages
     submissions = Submissions(sandbox)
     summary = sandbox.run(timeout_s=TIMEOUT_S)
