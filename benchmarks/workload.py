@@ -22,6 +22,7 @@ from typing import Any
 from mwp_local.artifacts.context_packages import PackageScope, build_context_package
 from mwp_local.artifacts.review import review_submission
 from mwp_local.authority import Accepted
+from mwp_local.authority.isolation import scope_covers_work
 from mwp_local.authority.organization import Member, Organization
 from mwp_local.authority.pipeline import Outcome
 from mwp_local.examples import example_contract
@@ -265,7 +266,7 @@ class Workload:
                 },
             }
             member = self.log.state.memberships.get((GROUP, worker.id))
-            if member is None or member.state == "ended":
+            if not scope_covers_work(member, wid):  # a new Membership, or one widened to wid
                 payload["contextPackage"] = build_context_package(
                     [e for e in self.events if e["groupId"] == GROUP],
                     scope=PackageScope(mission_id=MISSION, group_id=GROUP, work_item_id=wid),

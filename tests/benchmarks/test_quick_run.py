@@ -40,7 +40,7 @@ def test_quick_run_is_marked_quick_and_says_the_machine_is_noisy(results: dict[s
 
 
 def test_every_figure_of_the_issue_has_an_entry(results: dict[str, Any]) -> None:
-    figures = {entry["figure"].split(".")[0].rstrip("abc") for entry in results["entries"]}
+    figures = {entry["figure"].split(".")[0].rstrip("abcd") for entry in results["entries"]}
     assert figures == FIGURES
 
 
