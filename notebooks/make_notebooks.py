@@ -1166,7 +1166,8 @@ notebook("07_delivery_replay_and_snapshots.ipynb", [
          "      f'{len(members)} members are at the head')\n"
          "run"),
     # -- issue 26: a late joiner starts from its Context Package (own block)
-    md("## A late joiner starts from its Context Package (§8, §13.3)\n\nA Worker offered work "
+    md("## MWP-WRK-027 and MWP-WRK-028: a late joiner starts from its Context Package (§8, "
+       "§13.3)\n\nA Worker offered work "
        "in a Group it is not a member of is granted a provisional Membership whose "
        "`visibilityStartSequence` is the Group's next sequence: delivery hands it the Group "
        "from there, the granting Event first, and **nothing from before**. What it needs from "
