@@ -48,11 +48,10 @@ from ..agents.scheduler.core import Scheduler
 from ..agents.specs import AgentSpec, MissionFile
 from ..agents.worker.core import WorkerPolicy
 from ..agents.worker.execution import WorkFunction
-from ..agents.worker.work import InputArtifact
+from ..agents.worker.work import InputArtifact, read_artifact_as
 from ..artifacts.context_packages import gate_cited_events
 from ..artifacts.manifests import GatedContent
 from ..authority import Accepted, AuthorityConfig
-from ..authority.isolation import artifact_access
 from ..authority.tokens import CapabilityToken
 from ..delivery.audience import DirectFeed, visible_history
 from ..protocol.errors import ProtocolError
@@ -629,22 +628,10 @@ class Sandbox:
                 )
             item = named[0]
         owner = state.missions[item.mission_id].owner_id
-        out = []
-        for content_hash in item.submitted_artifacts:
-            artifact_access(state, owner, content_hash)  # AUTH_FORBIDDEN before any read
-            manifest = state.manifest_of(content_hash, work_item_id=item.work_item_id)
-            assert manifest is not None
-            name = str(manifest["artifactId"])
-            out.append(
-                InputArtifact(
-                    work_item_id=item.work_item_id,
-                    content_hash=content_hash,
-                    artifact_id=name,
-                    media_type=str(manifest["mediaType"]),
-                    content=self._blobs.get(content_hash, name=name),
-                )
-            )
-        return tuple(out)
+        return tuple(
+            read_artifact_as(state, owner, item.work_item_id, h, self._blobs)
+            for h in item.submitted_artifacts
+        )
 
     def runtime(self, name: str) -> AgentRuntime:
         """The runtime of the agent or human ``name``."""

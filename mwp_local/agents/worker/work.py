@@ -244,21 +244,30 @@ def read_inputs(
             f"{short(me)} has no content source to read the inputs of {short(item.work_item_id)}"
             " (the Sandbox gives its Workers one)"
         )
-    out = []
-    for producer, h in dict.fromkeys(wanted):
-        artifact_access(state, me, h)  # AUTH_FORBIDDEN before any read
-        manifest = state.manifest_of(h, work_item_id=producer or None) or state.manifest_of(h)
-        assert manifest is not None and content is not None
-        out.append(
-            InputArtifact(
-                work_item_id=producer,
-                content_hash=h,
-                artifact_id=str(manifest["artifactId"]),
-                media_type=str(manifest["mediaType"]),
-                content=content.get(h, name=str(manifest["artifactId"])),
-            )
-        )
-    return tuple(out)
+    if content is None:
+        return ()  # nothing wanted (raised above otherwise)
+    return tuple(read_artifact_as(state, me, p, h, content) for p, h in dict.fromkeys(wanted))
+
+
+def read_artifact_as(
+    state: AuthorityState, me: str, producer: str, content_hash: str, content: ContentSource
+) -> InputArtifact:
+    """The verified content of one Artifact as Principal ``me`` may read it: the isolation gate
+    first (``AUTH_FORBIDDEN`` before any read), then the blob checked against its hash;
+    ``producer`` names the WorkItem whose manifest it is ("" for any manifest of the hash)."""
+    artifact_access(state, me, content_hash)
+    manifest = state.manifest_of(content_hash, work_item_id=producer or None) or state.manifest_of(
+        content_hash
+    )
+    assert manifest is not None
+    name = str(manifest["artifactId"])
+    return InputArtifact(
+        work_item_id=producer,
+        content_hash=content_hash,
+        artifact_id=name,
+        media_type=str(manifest["mediaType"]),
+        content=content.get(content_hash, name=name),
+    )
 
 
 __all__ = [
@@ -274,5 +283,6 @@ __all__ = [
     "WorkOutput",
     "WorkRequest",
     "normalize",
+    "read_artifact_as",
     "read_inputs",
 ]
