@@ -278,7 +278,8 @@ def figure_6(sizes: Sizes) -> list[Entry]:
                 name="POC wall time, step mode",
                 unit="s",
                 values=[wall for wall, _ in runs if wall is not None],
-                target=Target(text="≤ 2 s", at_most=2.0),
+                # its former absolute target (≤ 2 s) is retired: a wall time on this shared
+                # machine says more about the hour than the code (issue 25)
                 notes="`python -m mwp_local.cli poc --mode step` in a fresh interpreter, "
                 f"start-up and import included; {runs[-1][1]}.",
             )

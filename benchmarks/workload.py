@@ -19,7 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mwp_local.artifacts.context_packages import PackageScope, build_context_package
+from mwp_local.artifacts.context_packages import (
+    PackageScope,
+    build_context_package,
+    mission_level,
+)
 from mwp_local.artifacts.review import review_submission
 from mwp_local.authority import Accepted
 from mwp_local.authority.isolation import scope_covers_work
@@ -95,11 +99,23 @@ class Workload:
         self._coordinator = self.org.get("coordinator")
         self._reviewer = self.org.get("reviewer")
         self._workers = [m for m in self.org.agents() if m.id.rsplit(":", 1)[-1].startswith("w")]
-        #: The Group's accepted Events, for the Context Package an offer to a Worker not yet in
-        #: the Group carries (§8).
-        self.events: list[dict[str, Any]] = []
+        #: The Group's accepted Events a WorkItem's Context Package can cite (§8): the Mission's
+        #: own, and each WorkItem's by its ID. Kept apart so that building a package reads what
+        #: it may cite, not the whole log (the workload has no dependencies or conversations).
+        self.mission_events: list[dict[str, Any]] = []
+        self.item_events: dict[str, list[dict[str, Any]]] = {}
         #: Published content by content hash, for the Coordinator's review (§13.2).
         self.contents = _Contents()
+
+    def record(self, events: list[dict[str, Any]]) -> None:
+        """Keep the accepted Events of the Group a later Context Package may cite."""
+        for event in events:
+            if event["groupId"] != GROUP:
+                continue
+            if event.get("workItemId"):
+                self.item_events.setdefault(event["workItemId"], []).append(event)
+            elif mission_level(event):
+                self.mission_events.append(event)
 
     @classmethod
     def open(cls, store: LogStore, org: Organization | None = None) -> Workload:
@@ -136,7 +152,7 @@ class Workload:
         )
         if not isinstance(outcome, Accepted):
             raise RuntimeError(f"mission.create refused: {outcome!r}")
-        workload.events.extend(outcome.event_documents)
+        workload.record(outcome.event_documents)
         workload.tick()
         return workload
 
@@ -268,7 +284,7 @@ class Workload:
             member = self.log.state.memberships.get((GROUP, worker.id))
             if not scope_covers_work(member, wid):  # a new Membership, or one widened to wid
                 payload["contextPackage"] = build_context_package(
-                    [e for e in self.events if e["groupId"] == GROUP],
+                    self.mission_events + self.item_events.get(wid, []),
                     scope=PackageScope(mission_id=MISSION, group_id=GROUP, work_item_id=wid),
                     generator=coordinator,
                     generated_at=format_utc(self.now_us),
@@ -356,7 +372,7 @@ class Workload:
                     if not isinstance(outcome, Accepted):
                         raise RuntimeError(f"{step} refused: {outcome.error!r}")
                     timed.events += len(outcome.events)
-                    self.events.extend(outcome.event_documents)
+                    self.record(outcome.event_documents)
                 timed.commands += len(commands)
                 self.tick()
         return timed

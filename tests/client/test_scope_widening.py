@@ -78,3 +78,21 @@ def test_the_worker_carries_the_new_epoch_for_its_first_work_item(wb: Workbench)
     stale = refused(wb, "MEMBERSHIP_STALE", "worker-a", "message.post",
                     {"content": [{"type": "text", "text": "hi"}]}, stale=("membership",))  # fmt: skip
     assert stale.error is not None
+
+
+@pytest.mark.req("MWP-WRK-028")
+def test_a_widening_drops_the_scopes_of_finished_work_items(wb: Workbench) -> None:
+    """Just in time (§8, step 4): a Worker whose first WorkItem is verified is offered a second;
+    its Membership then covers the second only, so a Worker doing many WorkItems one after the
+    other carries no growing list of finished ones."""
+    wb.start(FIRST)
+    wb.submit(FIRST)
+    wb.ok("coordinator", "work.accept_result",
+          {"workItemId": FIRST, **wb.review(FIRST).accept_result_payload()})  # fmt: skip
+    assert str(wb.state.work_items[FIRST].state) == "verified"
+    receipt = wb.offer(SECOND)
+    changed = [parse_strict(r.document) for r in receipt.events]
+    doc = next(e for e in changed if e["kind"] == "membership.changed")["payload"]["membership"]
+    assert doc["scopes"] == ["work:" + SECOND]
+    assert problems("membership", doc) == []
+    assert _membership(wb)["scopes"] == ["work:" + SECOND]

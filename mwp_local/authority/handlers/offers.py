@@ -17,6 +17,7 @@ from ...protocol.documents.kinds import CommandKind as C
 from ...protocol.documents.kinds import EventKind as E
 from ...protocol.signing import profile_for, verify_parsed
 from ...protocol.tables import (
+    UNFINISHED_STATES,
     LeaseTransition,
     MembershipState,
     MembershipTransition,
@@ -249,15 +250,28 @@ def _extended(
     """``mem``'s Membership document with ``work:<work_item_id>`` added to its scopes, under the
     next Membership Epoch: same Membership, role, state and visibility start, naming the Context
     Package of what the new scope discloses. A provisional one stays provisional until the later
-    of its offers expires."""
+    of its offers expires.
+
+    The scopes of WorkItems that are finished (verified, failed, cancelled) are dropped in the
+    same change: a just-in-time Membership covers what its Worker still has to do (§8, step 4),
+    and a Worker doing thousands of WorkItems would otherwise carry every one of them in each
+    later Membership document, so each widening would cost more than the last."""
     doc = dict(mem.document)
+    items = ctx.state.work_items
+    kept = [
+        scope
+        for scope in doc["scopes"]
+        if not scope.startswith("work:")
+        or (item := items.get(scope[len("work:") :])) is None
+        or item.state in UNFINISHED_STATES
+    ]
     state = ctx.tables.membership.target(
         membership_state(mem), MembershipTransition.CHANGE, membership_state(mem)
     )
     doc.update(
         state=str(state),
         membershipEpoch=mem.epoch + 1,
-        scopes=[*doc["scopes"], "work:" + work_item_id],
+        scopes=[*kept, "work:" + work_item_id],
         contextPackageId=package["contextPackageId"],
     )
     if state is MembershipState.PROVISIONAL:
