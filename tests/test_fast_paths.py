@@ -446,6 +446,19 @@ def test_the_verified_rebuild_decodes_without_the_schema_stage_and_writes_the_pl
     sandbox.close()
 
 
+def _refused_alike(plain_path: Any, fast_path: Any) -> None:
+    """Both raise a ``ProtocolError`` with the same code, stage and reason."""
+    with pytest.raises(ProtocolError) as plain:
+        plain_path()
+    with pytest.raises(ProtocolError) as fast:
+        fast_path()
+    assert (fast.value.code, fast.value.stage, fast.value.reason) == (
+        plain.value.code,
+        plain.value.stage,
+        plain.value.reason,
+    )
+
+
 def _flip_signature(doc: dict[str, Any]) -> None:
     value = doc["signature"]["value"]
     doc["signature"]["value"] = value[:20] + ("B" if value[20] == "A" else "A") + value[21:]
@@ -490,14 +503,9 @@ def test_a_tampered_event_fails_the_verified_rebuild_with_the_plain_error_and_ch
             "UPDATE log_events SET document = ? WHERE position = ?",
             [jcs.canonicalize(doc).decode(), position],
         )
-    with pytest.raises(ProtocolError) as plain:
-        replay(world.org, store, verify_signatures=True)
-    with pytest.raises(ProtocolError) as rebuilt:
-        log.rebuild_projections(verify_signatures=True)
-    assert (rebuilt.value.code, rebuilt.value.stage, rebuilt.value.reason) == (
-        plain.value.code,
-        plain.value.stage,
-        plain.value.reason,
+    _refused_alike(
+        lambda: replay(world.org, store, verify_signatures=True),
+        lambda: log.rebuild_projections(verify_signatures=True),
     )
     assert {table: store.projection_rows(table) for table in kept} == kept
     store.close()
@@ -599,15 +607,7 @@ def test_a_tampered_log_is_refused_by_what_the_trusted_rebuild_still_checks(
         cut = "left(document, length(document) - 1)"  # the closing brace
         cur.execute(f"UPDATE log_events SET document = {cut} WHERE {last_authorized}")
     kept = {table: store.projection_rows(table) for table in untampered}
-    with pytest.raises(ProtocolError) as plain:
-        replay(world.org, store)
-    with pytest.raises(ProtocolError) as rebuilt:
-        log.rebuild_projections()
-    assert (rebuilt.value.code, rebuilt.value.stage, rebuilt.value.reason) == (
-        plain.value.code,
-        plain.value.stage,
-        plain.value.reason,
-    )
+    _refused_alike(lambda: replay(world.org, store), log.rebuild_projections)
     assert {table: store.projection_rows(table) for table in untampered} == kept
     store.close()
     # the WorkItem started twice (its submission replaced): evolve's audit still refuses it
