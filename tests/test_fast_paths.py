@@ -16,7 +16,8 @@
   changed (``AgentRuntime.intents``) against asking every agent at every step;
 * the Parquet export sorted by DuckDB by (group, position) against the plain path, byte for byte;
 * the verified rebuild's signing bytes cut from the stored text against re-encoding, and its state
-  and refusals against the plain verified replay.
+  and refusals against the plain verified replay; its own-text decoding without the schema stage
+  over several sample runs, and a tampered signed field, payload or signature.
 
 No speed is measured here.
 """
@@ -401,6 +402,114 @@ def test_the_verified_rebuild_fast_path_gives_the_plain_state_and_the_plain_refu
 #: Sample runs for the trusted rebuild: (mission, seed), different missions and seeds.
 _TRUSTED_RUNS = (("learn", 1), ("learn", 7), ("retries", 3), ("delivery", 11))
 
+#: Sample runs for the verified rebuild: every sample mission with a Group log of its own.
+_VERIFIED_RUNS = (("learn", 3), ("flagship", 1), ("child", 2), ("retries", 5), ("delivery", 4))
+
+
+@pytest.mark.parametrize(("mission", "seed"), _VERIFIED_RUNS)
+def test_the_verified_rebuild_decodes_without_the_schema_stage_and_writes_the_plain_projections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mission: str, seed: int
+) -> None:
+    """``replay_verified`` decodes the store's own texts with orjson and skips the schema stage
+    (the signatures prove the texts are the signed ones): over sample runs of several missions
+    it folds exactly the plain verified replay's state, and ``rebuild_projections`` writes its
+    projection rows."""
+    from mwp_local.drivers.sandbox import Sandbox
+    from mwp_local.protocol import jsontext, signing
+    from mwp_local.store import group_log, trusted_replay
+    from mwp_local.store.group_log import _documents, replay
+    from mwp_local.store.verified_replay import replay_verified
+
+    root = Path(__file__).resolve().parents[1]
+    sandbox = Sandbox(tmp_path / "s", root / "sample_missions" / f"{mission}.toml", seed=seed)
+    sandbox.run()
+    log, store = sandbox.log, sandbox.log.store
+    assert store.event_count() > 20
+    plain = replay(log.org, store, verify_signatures=True)
+    before = _projections(store, plain)
+    store.replace_projections({table: [] for table in before})  # the rebuild must write them all
+
+    def refuse(*_: Any) -> None:
+        raise AssertionError("the fast path ran the schema stage")
+
+    with monkeypatch.context() as patch:  # neither the strict parser nor the schema stage runs
+        patch.setattr(signing, "_stage_schema", refuse)
+        patch.setattr(trusted_replay, "parse_strict", jsontext._refuse_constant)
+        patch.setattr(group_log, "parse_strict", jsontext._refuse_constant)
+        fast = replay_verified(log.org, store, _documents(store))
+        assert fast is not None
+        log.rebuild_projections(verify_signatures=True)
+    assert projection_rows(fast) == projection_rows(plain)
+    assert fast.receipts == plain.receipts and fast.meta == plain.meta
+    assert _projections(store, plain) == before
+    assert sum(map(len, before.values())) > 0
+    sandbox.close()
+
+
+def _refused_alike(plain_path: Any, fast_path: Any) -> None:
+    """Both raise a ``ProtocolError`` with the same code, stage and reason."""
+    with pytest.raises(ProtocolError) as plain:
+        plain_path()
+    with pytest.raises(ProtocolError) as fast:
+        fast_path()
+    assert (fast.value.code, fast.value.stage, fast.value.reason) == (
+        plain.value.code,
+        plain.value.stage,
+        plain.value.reason,
+    )
+
+
+def _flip_signature(doc: dict[str, Any]) -> None:
+    value = doc["signature"]["value"]
+    doc["signature"]["value"] = value[:20] + ("B" if value[20] == "A" else "A") + value[21:]
+
+
+def _bump_revision(doc: dict[str, Any]) -> None:
+    doc["aggregateRevision"] += 1
+
+
+def _change_goal(doc: dict[str, Any]) -> None:
+    doc["payload"]["workItem"]["contract"]["goal"] += "!"
+
+
+@pytest.mark.parametrize("forge", [_flip_signature, _bump_revision, _change_goal])
+def test_a_tampered_event_fails_the_verified_rebuild_with_the_plain_error_and_changes_nothing(
+    tmp_path: Path, forge: Any
+) -> None:
+    """A changed byte in a signed top-level field, in a payload, or in the signature itself
+    (each stored as canonical text again, so only the signature can tell): the verified
+    rebuild raises the plain verified replay's code, stage and reason, and leaves every
+    projection row as it was."""
+    from mwp_local.store.group_log import GroupLog, replay
+    from tests.authority.world import LoggedWorld
+
+    path = tmp_path / "log.duckdb"
+    world = LoggedWorld(DuckDBLogStore(path))
+    world.bootstrap()
+    world.create_mission()
+    world.run_to_submitted("urn:mwp-local:work:forged")
+    world.log.store.close()
+    log = GroupLog(world.org, DuckDBLogStore(path))  # opened (plain replay) before the edit
+    store = log.store
+    kept = {table: store.projection_rows(table) for table in projection_rows(log.state)}
+    with store.cursor() as cur:
+        position, text = cur.execute(
+            "SELECT position, document FROM log_events WHERE kind = 'work.authorized' "
+            "ORDER BY position DESC LIMIT 1"
+        ).fetchone()
+        doc = parse_strict(text)
+        forge(doc)
+        cur.execute(
+            "UPDATE log_events SET document = ? WHERE position = ?",
+            [jcs.canonicalize(doc).decode(), position],
+        )
+    _refused_alike(
+        lambda: replay(world.org, store, verify_signatures=True),
+        lambda: log.rebuild_projections(verify_signatures=True),
+    )
+    assert {table: store.projection_rows(table) for table in kept} == kept
+    store.close()
+
 
 def _projections(store: Any, state: Any) -> dict[str, list[str]]:
     """Every projection table as the store holds it, rows as sorted canonical texts."""
@@ -498,15 +607,7 @@ def test_a_tampered_log_is_refused_by_what_the_trusted_rebuild_still_checks(
         cut = "left(document, length(document) - 1)"  # the closing brace
         cur.execute(f"UPDATE log_events SET document = {cut} WHERE {last_authorized}")
     kept = {table: store.projection_rows(table) for table in untampered}
-    with pytest.raises(ProtocolError) as plain:
-        replay(world.org, store)
-    with pytest.raises(ProtocolError) as rebuilt:
-        log.rebuild_projections()
-    assert (rebuilt.value.code, rebuilt.value.stage, rebuilt.value.reason) == (
-        plain.value.code,
-        plain.value.stage,
-        plain.value.reason,
-    )
+    _refused_alike(lambda: replay(world.org, store), log.rebuild_projections)
     assert {table: store.projection_rows(table) for table in untampered} == kept
     store.close()
     # the WorkItem started twice (its submission replaced): evolve's audit still refuses it

@@ -359,23 +359,25 @@ def stored_signing_bytes(document: Mapping[str, Any], text: str) -> bytes | None
     return cut.encode("utf-8")
 
 
-def verify_stored(
+def verify_own_stored(
     profile: SignedDocumentProfile, document: Any, text: str, registry: RegistryEvidence
-) -> PendingEquation:
-    """Stages 2-5 of ``verify_parsed`` on a document read back with its stored text, the
-    signing bytes cut from the text (``stored_signing_bytes``); returns stage 6 to evaluate.
+) -> PendingEquation | None:
+    """Stages 3-5 of ``verify_parsed`` on a document read back from the log a store wrote
+    itself, with the signing bytes cut from ``text``, its stored RFC 8785 text
+    (``stored_signing_bytes``); returns stage 6 to evaluate, or ``None`` when the bytes cannot
+    be cut. Stages 1 and 2 (strict parsing, the schema) passed before the store wrote the text;
+    the equation then proves ``text`` holds the bytes that were signed.
 
-    A fast path for replaying a log: a raised error or an equation that does not hold is not
-    the first failure ``verify_parsed`` would report (stage 3's deferred check is skipped), so
-    a caller that meets one runs ``verify_parsed`` for the diagnosis."""
-    _stage_schema(profile, document)
+    A fast path for replaying a log: a raised error, ``None`` or an equation that does not hold
+    is not the first failure ``verify_parsed`` would report (stage 3's deferred check is
+    skipped), so a caller that meets one runs ``verify_parsed`` for the diagnosis."""
+    message = stored_signing_bytes(document, text)
+    if message is None:
+        return None
     signer, parts, protected, _deferred = _stage_envelope(profile, document)
     binding, _organization_id = _stage_key_resolution(
         registry, document["signature"]["keyId"], signer, protected
     )
-    message = stored_signing_bytes(document, text)
-    if message is None:
-        message = signing_bytes(document)
     return PendingEquation(binding.key_bytes, parts, message)
 
 

@@ -1,6 +1,7 @@
-"""Trusted decoding for ``GroupLog.rebuild_projections()`` (no signature checks): the state
-``replay(org, store)`` folds, with each stored Event text decoded by orjson instead of the
-strict parser of §6.4 stage 1 (``trusted_documents`` feeds ``group_log.fold``).
+"""Trusted decoding for ``GroupLog.rebuild_projections()``: the state ``replay(org, store)``
+folds, with each stored Event text decoded by orjson instead of the strict parser of §6.4
+stage 1 (``trusted_documents`` feeds ``group_log.fold``; ``decode_own`` feeds the verified
+rebuild, see below).
 
 What is trusted, and why. Every Event text in the log was written by this store's commit from
 ``EventRecord.document``, which ``authority.pipeline.event_record`` sets to ``jcs.canonicalize``
@@ -19,10 +20,20 @@ raises ``PROTOCOL_VIOLATION`` (stage ``parse``, ``duplicate-member``). Text orjs
 parser, which accepts it or raises the plain path's error. ``evolve`` still audits every Event
 against the state tables (``ReplayError``), as on the plain path.
 
+With signatures verified (``verified_replay``) the same decoding is used, and the schema
+(§6.4 stage 2) is not checked again either: the Authority checked it before the store wrote
+the text, and each Event's signature, verified over bytes cut from that very text, proves the
+text is what was signed, so a changed byte fails the equation whatever it made the value. What
+this path then no longer checks: that a signed text is strict JSON and schema-valid, i.e. that
+the signer only signed such texts (an Authority's own key signing a duplicate member name or a
+schema-invalid Event would be folded where the plain path raises). ``evolve``'s audit and every
+other stage (the envelope, the key at that point of the Registry, the equation) still run.
+
 When the plain path is used instead: ``verify-log`` and import (which must judge a file they
-did not write), opening a ``GroupLog`` and ``replay(...)``, and every verified rebuild
-(``verified_replay``). tests/test_fast_paths.py checks both paths give the same state and
-projections, and that a tampered file is refused by what still checks it.
+did not write), opening a ``GroupLog`` and ``replay(...)``, and any verified rebuild whose fast
+path failed anything (its error is the plain path's). tests/test_fast_paths.py checks both
+paths give the same state and projections, and that a tampered file is refused by what still
+checks it.
 """
 
 from __future__ import annotations
@@ -34,7 +45,16 @@ import orjson
 
 from ..protocol.jsontext import parse_strict
 
-__all__ = ["trusted_documents"]
+__all__ = ["decode_own", "trusted_documents"]
+
+
+def decode_own(text: str) -> Any:
+    """One stored Event text decoded by orjson; what orjson refuses is given to
+    ``parse_strict``, which decodes it or raises the plain path's error."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # not JSON orjson reads: the strict parser names why
+        return parse_strict(text)
 
 
 def trusted_documents(texts: Iterable[str]) -> Iterator[dict[str, Any]]:

@@ -1,19 +1,22 @@
 """Verified replay for ``GroupLog.rebuild_projections(verify_signatures=True)``: the same state
-as ``replay(..., verify_signatures=True)``, faster.
+as ``replay(..., verify_signatures=True)``, faster, on the log this store wrote itself.
 
-Two shortcuts, both safe to take because any doubt falls back to the plain path:
+Three shortcuts, safe to take because any doubt falls back to the plain path:
 
+* each stored text is decoded as this store's own canonical text, and the schema stage is not
+  run again (``trusted_replay`` says why that holds with signatures verified, and what it
+  trusts);
 * the signing bytes of each Event are cut from the canonical text the log stores
-  (``signing.stored_signing_bytes``) instead of re-encoding the parsed document (RFC 8785 was
-  about a quarter of a verified rebuild);
-* stage 6, the Ed25519 equation, runs on two pool threads in batches while this thread parses,
-  checks stages 2-5 against the Registry as it stands at that Event, and folds (libsodium
-  releases the GIL).
+  (``signing.stored_signing_bytes``) instead of re-encoding the parsed document;
+* stage 6, the Ed25519 equation, runs on two pool threads in batches while this thread checks
+  stages 3-5 against the Registry as it stands at that Event and folds (libsodium releases the
+  GIL).
 
-The first Event that fails anything (a stage, a signature, ``evolve``) stops the fast path and
-the plain ``replay`` runs from the start, so the error raised is exactly the plain path's first
-failure. ``verify-log`` and import never come here (they take the plain path).
-tests/test_fast_paths.py checks both paths give the same state and refuse the same forgeries.
+The first Event that fails anything (a stage, bytes that cannot be cut, a signature,
+``evolve``) stops the fast path and the plain ``replay`` runs from the start, so the error
+raised is exactly the plain path's first failure. ``verify-log`` and import never come here
+(they take the plain path). tests/test_fast_paths.py checks both paths give the same state and
+refuse the same forgeries.
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from ..authority import AuthorityState
 from ..authority.evolve import evolve
 from ..authority.organization import Organization
-from ..protocol.jsontext import parse_strict
-from ..protocol.signing import PendingEquation, profile_for, verify_stored
+from ..protocol.signing import PendingEquation, profile_for, verify_own_stored
 from ..protocol.tables import PROTOCOL_TABLES, StateTables
 from .base import LogStore
+from .trusted_replay import decode_own
 
 __all__ = ["replay_verified"]
 
@@ -39,7 +42,7 @@ IN_FLIGHT = 64
 
 
 class _Failed(Exception):
-    """A signature did not verify."""
+    """A signature did not verify, or its signing bytes could not be cut from the text."""
 
 
 def _all_hold(batch: list[PendingEquation]) -> bool:
@@ -63,8 +66,11 @@ def replay_verified(
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="mwp-verify") as pool:
         try:
             for text in documents:
-                document = parse_strict(text)
-                batch.append(verify_stored(profile, document, text, state.registry))
+                document = decode_own(text)
+                equation = verify_own_stored(profile, document, text, state.registry)
+                if equation is None:
+                    raise _Failed
+                batch.append(equation)
                 evolve(state, document, tables)
                 if len(batch) == BATCH:
                     pending.append(pool.submit(_all_hold, batch))
