@@ -182,7 +182,7 @@ class GroupLog:
                 self.flush()
                 with self._commit_lock, self._lock:
                     state_snapshot.write(self.store, self.state, self._tables)
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, TypeError, LogStoreError) as exc:  # closed twice, too
             self.snapshot_reason = f"the snapshot was not written: {exc}"
         finally:
             self.store.close()
