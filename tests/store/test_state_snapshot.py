@@ -199,3 +199,22 @@ def test_a_snapshot_is_data_and_its_records_have_their_types(runs: dict[str, Pat
         assert isinstance(item.artifact_hashes, tuple)
     with pytest.raises(ValueError):
         state_snapshot.decode_state(body.replace(b'"receipts"', b'"receiptz"', 1))
+
+
+def test_verify_log_and_import_never_read_the_snapshot(
+    runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """They judge the log itself: with a valid snapshot beside it, neither loads it."""
+    from mwp_local.cli import main
+
+    directory = runs["learn"]
+    _snapshot_at(directory, 20)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the snapshot was read")
+
+    monkeypatch.setattr(state_snapshot, "load", refuse)
+    assert main(["verify-log", str(directory)]) == 0
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    main(["import", str(directory), str(empty)])  # refused or not: only the plain replay ran
