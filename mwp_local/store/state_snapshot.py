@@ -49,16 +49,6 @@ import orjson
 from blake3 import blake3
 
 from ..authority.evolve import evolve
-from ..authority.model import (
-    AgentRecord,
-    BudgetLedger,
-    GroupRecord,
-    LeaseRecord,
-    MembershipRecord,
-    MissionRecord,
-    OfferRecord,
-    WorkItemRecord,
-)
 from ..authority.organization import Organization
 from ..authority.records import ReceiptRecord
 from ..authority.state import TABLES, AuthorityState
@@ -90,28 +80,25 @@ EVERY: Final = 1_000
 SUFFIX: Final = ".state-snapshot"
 _MAGIC: Final = "mwp-local state snapshot"
 
-#: The record type of each state table's values (None: plain JSON values, kept as they are).
-_RECORDS: Final[dict[str, type | None]] = {
-    "agents": AgentRecord,
-    "groups": GroupRecord,
-    "missions": MissionRecord,
-    "memberships": MembershipRecord,
-    "work_items": WorkItemRecord,
-    "offers": OfferRecord,
-    "leases": LeaseRecord,
-    "budgets": BudgetLedger,
-    "receipts": ReceiptRecord,
-    "proposals": None,
-    "artifacts": None,
-    "artifact_ids": None,
-    "messages": None,
-    "grants": None,
-    "meta": None,
-    "active_leases": None,
-}
-#: Tables keyed by a tuple (JSON has lists only) and tables whose values are tuples.
-_TUPLE_KEYS: Final = frozenset({"memberships", "budgets", "receipts"})
-_TUPLE_VALUES: Final = frozenset({"artifact_ids"})
+
+def _tables() -> tuple[dict[str, type | None], frozenset[str], frozenset[str]]:
+    """From ``AuthorityState``'s annotations: each table's record type (None: plain JSON
+    values, kept as they are), the tables keyed by a tuple and those whose values are tuples
+    (JSON has lists only)."""
+    hints = typing.get_type_hints(AuthorityState)
+    records: dict[str, type | None] = {}
+    tuple_keys, tuple_values = set(), set()
+    for table in TABLES:
+        key, value = typing.get_args(hints[table])
+        records[table] = value if dataclasses.is_dataclass(value) else None
+        if typing.get_origin(key) is tuple:
+            tuple_keys.add(table)
+        if typing.get_origin(value) is tuple:
+            tuple_values.add(table)
+    return records, frozenset(tuple_keys), frozenset(tuple_values)
+
+
+_RECORDS, _TUPLE_KEYS, _TUPLE_VALUES = _tables()
 #: Long text fields kept out of the JSON (see ``encode_state``).
 _TEXTS: Final[dict[str, tuple[str, ...]]] = {"receipts": ("command_document", "receipt_json")}
 
