@@ -90,7 +90,9 @@ def _tables() -> tuple[dict[str, type | None], frozenset[str], frozenset[str]]:
     tuple_keys, tuple_values = set(), set()
     for table in TABLES:
         key, value = typing.get_args(hints[table])
-        records[table] = value if dataclasses.is_dataclass(value) else None
+        records[table] = (
+            value if isinstance(value, type) and dataclasses.is_dataclass(value) else None
+        )
         if typing.get_origin(key) is tuple:
             tuple_keys.add(table)
         if typing.get_origin(value) is tuple:
