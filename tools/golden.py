@@ -12,7 +12,10 @@ the same commit and says why.
     python tools/golden.py --only learn --only poc
 
 A DuckDB file is digested by content, not by its bytes (DuckDB's block layout is not part of
-what a run means): per table its columns and types, then its rows in a total order.
+what a run means): per table its columns and types, then its rows in a total order. A log's state
+snapshot (``*.state-snapshot``, ``mwp_local/store/state_snapshot.py``) is left out: it is a cache
+of a replay of the log (written on close once the log is large enough), not part of what a run
+means, and a full replay gives the same state without it.
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ def digest_directory(directory: Path) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         rel = path.relative_to(directory).as_posix()
-        if rel.endswith(".duckdb.wal") or "/tmp/" in f"/{rel}":
+        if rel.endswith((".duckdb.wal", ".state-snapshot")) or "/tmp/" in f"/{rel}":
             continue
         if rel.endswith(".duckdb"):
             result[rel] = digest_duckdb(path)

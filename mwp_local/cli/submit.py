@@ -49,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
         outcomes = [log.submit(c, now) for c in commands]
     for outcome in outcomes:
         print_outcome(outcome, as_json=args.json)
-    log.store.close()
+    log.close()
     return 0 if all(o.ok for o in outcomes) else 1

@@ -728,12 +728,12 @@ class Sandbox:
 
     def close(self) -> None:
         """Flush blobs and the log, then flush and close every agent's local store, then the
-        log."""
+        log (which writes a state snapshot when one is due: ``store.state_snapshot``)."""
         self._blobs.sync()
         self.log.flush()
         for runtime in self.runtimes:
             runtime.close()
-        self.log.store.close()
+        self.log.close()
 
 
 def _texts(outcome: Accepted) -> list[str]:

@@ -524,11 +524,11 @@ class DuckDBLogStore:
             ).fetchall()
         return _receipt(rows[0]) if rows else None
 
-    def receipts(self) -> Iterator[ReceiptRecord]:
-        """Every receipt in commit order."""
+    def receipts(self, after_position: int = 0) -> Iterator[ReceiptRecord]:
+        """Every receipt in commit order (those after ``after_position`` when given)."""
         self._check_open()
-        query = f"SELECT {RECEIPT_SELECT} FROM log_receipts ORDER BY position"
-        for row in self._stream(query, []):
+        query = f"SELECT {RECEIPT_SELECT} FROM log_receipts WHERE position > ? ORDER BY position"
+        for row in self._stream(query, [after_position]):
             yield _receipt(row)
 
     def rejections(self) -> list[RejectionRecord]:

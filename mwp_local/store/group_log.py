@@ -6,7 +6,9 @@ one transaction, grouping commits across threads, or, inside ``write_behind()``,
 is durable when, and what a failed commit rolls back: ``docs/durability.md``.
 
 Opening a GroupLog rebuilds the Authority's state by replaying the log through ``evolve`` (which
-re-checks the state tables), so the log is the only truth. Replay trusts the log's signatures
+re-checks the state tables), so the log is the only truth: from a state snapshot bound to the
+log's position and chain value plus the Events after it when one fits (``state_snapshot``;
+``close`` writes it), else from the whole log. Replay trusts the log's signatures
 unless asked to verify them (``verify-log`` always does; ``replay(..., verify_signatures=True)``
 and ``rebuild_projections(verify_signatures=True)`` do it on request; the rebuild takes the
 faster ``verified_replay`` and falls back to the plain verified replay for any failure; without
@@ -32,6 +34,7 @@ from ..protocol.jsontext import parse_strict
 from ..protocol.signing import profile_for, verify_parsed
 from ..protocol.tables import PROTOCOL_TABLES, StateTables
 from ..protocol.timestamps import Timestamp
+from . import state_snapshot
 from .base import LogStore, LogStoreError
 from .log_import import Admitted, admit_lines
 from .projection_rows import projection_rows
@@ -140,11 +143,21 @@ class GroupLog:
         store: LogStore,
         config: AuthorityConfig | None = None,
         tables: StateTables = PROTOCOL_TABLES,
+        *,
+        snapshot: bool = True,
     ) -> None:
         self.org = org
         self.store = store
+        self._tables = tables
+        # From the state snapshot beside the log plus its tail when it fits this log and this
+        # code (``state_snapshot``), else the plain full replay; ``snapshot=False`` always
+        # replays (import judges the log itself).
+        loaded = state_snapshot.load(org, store, tables) if snapshot else None
+        #: Why the snapshot was not used to open the log (None when it was).
+        self.snapshot_reason = "not asked for" if loaded is None else loaded.reason
+        state = None if loaded is None else loaded.state
         self.authority = Authority(
-            state=replay(org, store, tables=tables),
+            state=state if state is not None else replay(org, store, tables=tables),
             identity=org.identity(),
             key_pair=org.authority.key_pair,
             config=config or AuthorityConfig(),
@@ -159,6 +172,20 @@ class GroupLog:
         #: Whether ``write_behind`` may defer durability (``campaign.acks`` turns it off).
         self.allow_write_behind = True
         self.authorization = AuthorizationService(derive_seed(org.seed, "authorization-service"))
+
+    def close(self) -> None:
+        """Write what is staged, then a new state snapshot when one is due
+        (``state_snapshot``: a cache, so failing to write it does not fail the close, it is
+        kept in ``snapshot_reason``), then close the store."""
+        try:
+            if state_snapshot.due(self.store):
+                self.flush()
+                with self._commit_lock, self._lock:
+                    state_snapshot.write(self.store, self.state, self._tables)
+        except (OSError, ValueError, TypeError, LogStoreError) as exc:  # closed twice, too
+            self.snapshot_reason = f"the snapshot was not written: {exc}"
+        finally:
+            self.store.close()
 
     @property
     def state(self) -> AuthorityState:

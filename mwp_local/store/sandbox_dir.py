@@ -160,10 +160,12 @@ def open_directory(
     read_only: bool = False,
     config: AuthorityConfig | None = None,
     sql_external_access: bool = False,
+    snapshot: bool = True,
 ) -> GroupLog:
-    """Open an existing sandbox directory (replaying its log)."""
+    """Open an existing sandbox directory (replaying its log, from its state snapshot plus
+    the tail unless ``snapshot`` is False: ``GroupLog``)."""
     org = load_organization(path)
     store = DuckDBLogStore(
         path / LOG_FILE, read_only=read_only, external_access=sql_external_access
     )
-    return GroupLog(org, store, config)
+    return GroupLog(org, store, config, snapshot=snapshot)
