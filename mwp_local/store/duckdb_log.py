@@ -291,11 +291,18 @@ class DuckDBLogStore:
         """Write the staged batches (caller holds the write lock). On failure the in-memory
         head is re-read from the file; if more than one batch was staged, what was acknowledged
         is lost and the store refuses further use (``LogStoreError``)."""
-        staged, self._staged = self._staged, []
-        self._staged_receipts = set()
-        self._staged_commands = 0
+        staged = self._staged
         if not staged:
             return
+        try:
+            self._write_staged(staged)
+        finally:
+            # Emptied only once the transaction is over: a reader that finds nothing staged
+            # (``cursor``, which takes no lock to look) must find it all in the file, never
+            # read between the two while another thread's flush is under way.
+            self._staged, self._staged_receipts, self._staged_commands = [], set(), 0
+
+    def _write_staged(self, staged: Sequence[Staged]) -> None:
         writer = self._writable()
         tables = log_tables(staged)
         changes = merge_changes([s.changes for s in staged])

@@ -137,7 +137,7 @@ def test_a_flush_waits_for_the_flush_another_thread_is_writing(
         first = threading.Thread(target=store.flush)
         first.start()
         assert writing.wait(10)  # the first flush took the queue and is writing it
-        assert store.staged == 0
+        assert store.staged == 1  # counted until it is written
         returned = threading.Event()
 
         def second_flush() -> None:
@@ -146,7 +146,7 @@ def test_a_flush_waits_for_the_flush_another_thread_is_writing(
 
         second = threading.Thread(target=second_flush)
         second.start()
-        assert not returned.wait(0.2)  # nothing staged, yet not durable: it waits
+        assert not returned.wait(0.2)  # not durable yet: it waits
         release.set()
         first.join(10)
         second.join(10)
@@ -154,6 +154,59 @@ def test_a_flush_waits_for_the_flush_another_thread_is_writing(
         monkeypatch.undo()
     with DuckDBLogStore(tmp_path / "log.duckdb", read_only=True) as reopened:
         assert reopened.event_count() == 2
+
+
+class _WatchedLock:
+    """The store's write lock, saying when another thread starts waiting for it."""
+
+    def __init__(self, lock: Any, waiting: threading.Event) -> None:
+        self._lock, self._waiting = lock, waiting
+
+    def __enter__(self) -> None:
+        self._waiting.set()
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def test_a_read_during_another_threads_flush_sees_what_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Worker fetching its Context Package's Events reads the log while the Authority's
+    thread writes the staged batches holding them: the read must wait for that write, not
+    find the queue empty and read the file from before it (threads mode, issue 25 CI)."""
+    factory = LogFactory()
+    with DuckDBLogStore(tmp_path / "log.duckdb") as store:
+        writing, release = threading.Event(), threading.Event()
+        real = store._transaction
+
+        def gated(writer: Any, work: Callable[[], None]) -> None:
+            writing.set()
+            assert release.wait(30)
+            real(writer, work)
+
+        monkeypatch.setattr(store, "_transaction", gated)
+        store.stage(factory.batch(3))
+        flushing = threading.Thread(target=store.flush)
+        flushing.start()
+        assert writing.wait(30)  # the flush holds the write lock and is inside its transaction
+        moved = threading.Event()  # the reader waits for the lock, or has read already
+        monkeypatch.setattr(store, "_write_lock", _WatchedLock(store._write_lock, moved))
+        seen: list[int] = []
+
+        def read() -> None:
+            seen.append(len(list(store.events(GROUP_A))))
+            moved.set()
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        assert moved.wait(30)
+        release.set()
+        flushing.join(30)
+        reader.join(30)
+        assert seen == [3]  # what was acknowledged before the read, none of it missing
+        monkeypatch.undo()
 
 
 _CRASH = """
