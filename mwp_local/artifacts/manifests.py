@@ -147,7 +147,7 @@ def verify_manifest(manifest: Any, registry: Registry) -> VerifiedDocument:
 def fetch_artifact(blobs: BlobStore, manifest: Mapping[str, Any]) -> bytes:
     """The content a manifest names, by ``contentHash`` only, verified before it is returned.
 
-    The manifest's ``uri`` is never consulted. Besides both digests, the stored size must equal
+    The manifest's ``uri`` is never consulted. Besides the SHA-256, the stored size must equal
     ``sizeBytes``; every refusal is an ``ArtifactIntegrityError`` naming the Artifact ID.
     """
     content_hash = manifest["contentHash"]

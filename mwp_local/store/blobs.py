@@ -21,13 +21,16 @@ writers racing) is harmless, and a crash leaves at most a stray temporary file.
 unsynced bytes in place of an existing file. Who defers and why a blob is never less durable than
 a log entry naming it: ``docs/durability.md``.
 
-Every read verifies BOTH digests and the size against the index before anything is handed on
-(``get``, ``copy_to``, ``verify``); the streaming ``open`` checks before it returns the final
-bytes. A mismatch, a truncated or extended file or a missing blob raises
+Every read verifies the size and the content hash against the index before anything is handed on;
+the streaming ``open`` checks before it returns the final bytes. ``get`` checks the protocol
+identity, SHA-256, which is what §13.1 asks of a retrieval: bytes with the signed hash are the
+Artifact, whatever their local name. ``open``, ``copy_to`` and ``verify`` check the BLAKE3 address
+too, so ``verify`` (and ``mwp-local verify-log``) also proves that the store itself is consistent:
+each blob lies under its own name. A mismatch, a truncated or extended file or a missing blob raises
 :class:`ArtifactIntegrityError`, a ``ProtocolError`` with code ``PROTOCOL_VIOLATION``: section 19
 has no Artifact-specific code, and the stored bytes no longer matching the signed content hash
-breaks a core invariant of the protocol (an Artifact is immutable and content addressed, §13.1).
-It is not ``SCHEMA_VALIDATION_FAILED`` (the manifest is fine), not ``AUTH_INVALID_SIGNATURE`` (the
+breaks a core invariant of the protocol (an Artifact is immutable and content addressed, §13.1). It
+is not ``SCHEMA_VALIDATION_FAILED`` (the manifest is fine), not ``AUTH_INVALID_SIGNATURE`` (the
 signature is fine) and not ``INTERNAL_ERROR`` (retryable by default, and reading the same bytes
 again cannot help). Identity is only ever the hash: this module never resolves a URI.
 
@@ -418,7 +421,9 @@ class BlobStore:
         return BlobReader(handle, ref, name=name)
 
     def get(self, sha256: str, *, name: str | None = None) -> bytes:
-        """The whole content, returned only after both digests and the size verified.
+        """The whole content, returned only after its size and SHA-256 (the protocol identity
+        the manifest signs, §13.1) verified; the BLAKE3 address is what found the file, and
+        ``verify`` checks it.
 
         For large Artifacts prefer :meth:`copy_to` or :meth:`open`. ``name`` (the Artifact ID,
         say) is put into the error so that a refusal names the Artifact.
@@ -432,11 +437,12 @@ class BlobStore:
             return bytes(buffer)
         try:
             with self.blob_path(ref.b3).open("rb") as handle:
-                content = handle.read(ref.size + 1)  # one byte more proves the end
+                content = handle.read(ref.size + 1)
         except OSError:
             raise _missing(ref, name) from None
-        reader = BlobReader(io.BytesIO(), ref, name=name)
-        reader.check_whole(content)
+        # One byte more than the size proves the end; the hash is checked on the caller's
+        # thread: a second digest here would only re-prove the file's local name.
+        BlobReader(io.BytesIO(), ref, name=name).check_identity(content)
         return content
 
     def verify(self, sha256: str, *, name: str | None = None) -> BlobRef:
@@ -532,9 +538,9 @@ class BlobReader:
             )
         return chunk
 
-    def check_whole(self, content: bytes) -> None:
-        """Verify ``content``, read whole (with at most one byte past the indexed size), as
-        ``read`` would have chunk by chunk: size first, then both digests."""
+    def check_identity(self, content: bytes) -> None:
+        """Verify ``content``, read whole (with at most one byte past the indexed size): the
+        size, then its SHA-256 against the identity (``get``; ``read`` checks both digests)."""
         if len(content) > self.ref.size:
             self._fail("size-mismatch", "the stored file is longer than the content it indexes")
         if len(content) < self.ref.size:
@@ -542,9 +548,11 @@ class BlobReader:
                 "size-mismatch",
                 f"the stored file is truncated ({len(content)} of {self.ref.size} bytes)",
             )
-        self._digests.update(content)
+        sha = "sha256:" + hashlib.sha256(content).hexdigest()
+        if sha != self.ref.sha256:
+            self._fail("sha256-mismatch", f"the stored content hashes to {sha}", found=sha)
         self._seen = len(content)
-        self._finish()
+        self._done = True
 
     def _finish(self) -> None:
         sha = "sha256:" + self._digests.sha.hexdigest()

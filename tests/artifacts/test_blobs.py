@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -165,6 +166,31 @@ def test_an_index_pointing_at_other_content_is_refused(blobs: BlobStore) -> None
     with pytest.raises(ArtifactIntegrityError) as caught:
         blobs.get(mine.sha256)
     assert caught.value.reason == "sha256-mismatch"
+
+
+def test_get_checks_the_identity_and_verify_the_local_address_too(blobs: BlobStore) -> None:
+    """§13.1 asks a retrieval for the content hash: bytes with the signed SHA-256 are the
+    Artifact, so ``get`` hands them on even when the store filed them under a wrong BLAKE3
+    name; ``verify`` (what verify-log runs) reports that inconsistency of the store."""
+    ref = blobs.put(CONTENT)
+    wrong = "0" * 64
+    blobs.blob_path(wrong).parent.mkdir(exist_ok=True)
+    blobs.blob_path(ref.b3).rename(blobs.blob_path(wrong))
+    index = blobs.root / "sha256" / ref.sha256[7:9] / ref.sha256[7:]
+    index.write_text(f"{wrong} {ref.size}\n")
+    assert blobs.get(ref.sha256) == CONTENT
+    with pytest.raises(ArtifactIntegrityError) as caught:
+        blobs.verify(ref.sha256)
+    assert caught.value.reason == "blake3-mismatch"
+
+
+@pytest.mark.parametrize("size", [0, 1, CHUNK_SIZE - 1, CHUNK_SIZE, 3 * CHUNK_SIZE + 7])
+def test_get_returns_what_the_verifying_stream_returns(blobs: BlobStore, size: int) -> None:
+    content = random.Random(size).randbytes(size)
+    ref = blobs.put(content)
+    with blobs.open(ref.sha256) as reader:
+        streamed = b"".join(reader)
+    assert blobs.get(ref.sha256) == streamed == content
 
 
 #: Content whose chunks are hashed with SHA-256 and BLAKE3 side by side on two threads.
