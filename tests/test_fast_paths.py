@@ -871,3 +871,50 @@ def test_an_idle_policy_is_asked_again_once_its_view_or_the_instant_changed(
     runtime.changed()
     assert asked(t + 1) == 8 and asked(t + 1) == 9  # a policy that wants something: every time
     sandbox.close()
+
+
+# --------------------------------------------------------------------------- late joiners' fetch
+
+
+def _fetch_outcome(fetch: Any, member_id: str, package: dict[str, Any]) -> Any:
+    try:
+        return ("ok", fetch(member_id, package))
+    except ProtocolError as refused:
+        return ("refused", refused.code, str(refused), refused.details)
+
+
+@pytest.mark.parametrize(("mission", "seed"), [("learn", 1), ("delivery", 5), ("child", 2)])
+def test_fetching_cited_events_from_the_index_gives_the_whole_log_reads_events_and_refusals(
+    tmp_path: Path, mission: str, seed: int
+) -> None:
+    """Every Context Package fetch of a run (and, for each, a forged citation and a stranger's
+    fetch) answers through ``drivers.cited`` exactly as the gate over the whole Group log."""
+    from mwp_local.drivers.sandbox import Sandbox
+
+    compared: list[str] = []
+    indexed = Sandbox._fetch_indexed
+
+    def both(self: Sandbox, member_id: str, package: dict[str, Any]) -> list[dict[str, Any]]:
+        fast = _fetch_outcome(lambda m, p: indexed(self, m, p), member_id, package)
+        assert fast == _fetch_outcome(self._fetch_plain, member_id, package)
+        forged = {**package, "sourceEventRange": {**package["sourceEventRange"]}}
+        forged["sourceEventRange"]["eventIds"] = [
+            *package["sourceEventRange"]["eventIds"],
+            "urn:uuid:00000000-0000-4000-8000-000000000000",
+        ]
+        for other, doc in ((member_id, forged), ("urn:mwp:principal:nobody", package)):
+            assert _fetch_outcome(lambda m, p: indexed(self, m, p), other, doc) == (
+                _fetch_outcome(self._fetch_plain, other, doc)
+            )
+        compared.append(package["contextPackageId"])
+        if fast[0] == "refused":
+            raise ProtocolError(fast[1], fast[2], details=fast[3])
+        return fast[1]  # type: ignore[no-any-return]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Sandbox, "_fetch_indexed", both)
+        sandbox = Sandbox(tmp_path / "s", _SAMPLES / f"{mission}.toml", seed=seed)
+        sandbox.run(max_steps=5_000)
+        sandbox.close()
+    if mission == "learn":
+        assert compared, "no late joiner fetched anything"
