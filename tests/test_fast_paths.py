@@ -918,3 +918,35 @@ def test_fetching_cited_events_from_the_index_gives_the_whole_log_reads_events_a
         sandbox.close()
     if mission == "learn":
         assert compared, "no late joiner fetched anything"
+
+
+# --------------------------------------------------------------------------- Coordinator wake-ups
+
+
+@pytest.mark.parametrize(
+    ("mission", "seed"), [("learn", 1), ("retries", 3), ("child", 2), ("delivery", 5)]
+)
+def test_the_coordinators_indexed_wakeup_is_the_one_a_scan_of_every_work_item_finds(
+    tmp_path: Path, mission: str, seed: int
+) -> None:
+    """At every wake-up a step-mode run asks for, ``CoordinatorPolicy.next_wakeup`` (active
+    leases, sorted deadlines) returns what ``next_wakeup_scan`` finds over every WorkItem."""
+    from mwp_local.agents.coordinator.core import CoordinatorPolicy
+    from mwp_local.drivers.sandbox import Sandbox
+
+    indexed = CoordinatorPolicy.next_wakeup
+    asked: list[int | None] = []
+
+    def both(self: CoordinatorPolicy, view: Any, now_us: int) -> int | None:
+        fast = indexed(self, view, now_us)
+        for at in (now_us, fast - 1 if fast is not None else now_us + 1):
+            assert indexed(self, view, at) == self.next_wakeup_scan(view, at)
+        asked.append(fast)
+        return fast
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CoordinatorPolicy, "next_wakeup", both)
+        sandbox = Sandbox(tmp_path / "s", _SAMPLES / f"{mission}.toml", seed=seed)
+        sandbox.run(max_steps=5_000)
+        sandbox.close()
+    assert any(t is not None for t in asked), "no Coordinator was asked for a wake-up"

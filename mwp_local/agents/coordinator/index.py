@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from bisect import insort
+from bisect import bisect_right, insort
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
@@ -97,11 +97,13 @@ class MissionItems:
     _ids: dict[str, list[str]] = field(default_factory=dict)
     #: WorkItem ID → the facts of its current contract.
     _facts: dict[str, ContractFacts] = field(default_factory=dict)
+    #: Mission ID → the contracts of its WorkItems in ID order, and their deadlines, sorted.
+    _deadlines: dict[str, tuple[list[Mapping[str, Any]], list[int]]] = field(default_factory=dict)
 
     def _refresh(self, state: AuthorityState) -> None:
         table = state.work_items
         if state is not self._state or len(table) < self._seen:
-            self._state, self._seen, self._ids = state, 0, {}
+            self._state, self._seen, self._ids, self._deadlines = state, 0, {}, {}
         if len(table) == self._seen:
             return
         for item in islice(table.values(), self._seen, None):
@@ -117,6 +119,32 @@ class MissionItems:
         """The Mission's WorkItems by ID, in ID order."""
         table = state.work_items
         return {wid: table[wid] for wid in self.ids(state, mission_id)}
+
+    def next_deadline_us(self, state: AuthorityState, mission_id: str, now_us: int) -> int | None:
+        """The earliest contract deadline of the Mission's WorkItems after ``now_us``.
+
+        The sorted deadlines are kept per Mission and sorted again only when a WorkItem was
+        added or one's contract changed (found by identity: contracts are replaced, never
+        mutated)."""
+        ids = self.ids(state, mission_id)
+        table = state.work_items
+        known = self._deadlines.get(mission_id)
+        if known is not None and len(known[0]) == len(ids):
+            contracts = known[0]
+            if any(table[wid].contract is not contracts[n] for n, wid in enumerate(ids)):
+                known = None
+        else:
+            known = None
+        if known is None:
+            items = [table[wid] for wid in ids]
+            known = (
+                [item.contract for item in items],
+                sorted(self.facts(item).deadline_us for item in items),
+            )
+            self._deadlines[mission_id] = known
+        deadlines = known[1]
+        at = bisect_right(deadlines, now_us)
+        return deadlines[at] if at < len(deadlines) else None
 
     def facts(self, item: WorkItemRecord) -> ContractFacts:
         """The facts of ``item``'s contract, read again only when the contract changed."""
