@@ -950,3 +950,45 @@ def test_the_coordinators_indexed_wakeup_is_the_one_a_scan_of_every_work_item_fi
         sandbox.run(max_steps=5_000)
         sandbox.close()
     assert any(t is not None for t in asked), "no Coordinator was asked for a wake-up"
+
+
+@pytest.mark.parametrize(
+    ("mission", "seed"), [("learn", 1), ("retries", 3), ("child", 2), ("delivery", 5)]
+)
+def test_the_coordinators_journal_fed_indexes_equal_a_scan_of_every_work_item(
+    tmp_path: Path, mission: str, seed: int
+) -> None:
+    """After every decision of a run, the owned WorkItems and each Mission's agenda kept from
+    the replica's journal of changed WorkItems equal those a scan of every WorkItem builds."""
+    from mwp_local.agents.coordinator.core import CoordinatorPolicy
+    from mwp_local.agents.coordinator.index import Agenda
+    from mwp_local.agents.coordinator.offers import owned_by_agent
+    from mwp_local.drivers.sandbox import Sandbox
+
+    decide = CoordinatorPolicy.decide
+    checked = 0
+
+    def both(self: CoordinatorPolicy, view: Any, now_us: int) -> Any:
+        nonlocal checked
+        out = decide(self, view, now_us)
+        assert self.owned_items.owned(view.state) == owned_by_agent(view)
+        for spec_id, (_, agenda) in self._agendas.items():
+            spec = next(s for s in self.missions if s.id == spec_id)
+            items = self._items(view, spec)
+            scan = Agenda(agenda.classify)
+            scan.update(items, self.index)
+            agenda.update(items, self.index, view.state)
+            assert (scan.acting, scan.waiting, scan.submitted) == (
+                agenda.acting,
+                agenda.waiting,
+                agenda.submitted,
+            )
+            checked += 1
+        return out
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CoordinatorPolicy, "decide", both)
+        sandbox = Sandbox(tmp_path / "s", _SAMPLES / f"{mission}.toml", seed=seed)
+        sandbox.run(max_steps=5_000)
+        sandbox.close()
+    assert checked, "no agenda was compared"

@@ -64,7 +64,7 @@ from ..specs import MissionSpec, WorkSpec
 from . import handover as handover
 from . import plan as planning
 from .contracts import ambiguities, clarified, dependency_policy
-from .index import Agenda, Due, MissionItems, OpenOffers, epoch_us
+from .index import Agenda, ChangedItems, Due, MissionItems, OpenOffers, OwnedItems, epoch_us
 from .offers import (
     Candidate,
     OfferBook,
@@ -112,6 +112,7 @@ class _Decision:
     view: View
     now_us: int
     open_offers: OpenOffers
+    owned_items: OwnedItems | None = None
     _owned: dict[str, list[WorkItemRecord]] | None = None
     _offered: dict[str, int] | None = None
     _pending: dict[str, list[OfferRecord]] | None = None
@@ -122,7 +123,10 @@ class _Decision:
     def owned(self) -> dict[str, list[WorkItemRecord]]:
         """``owned_by_agent`` of the view."""
         if self._owned is None:
-            self._owned = owned_by_agent(self.view)
+            if self.owned_items is not None:
+                self._owned = self.owned_items.owned(self.view.state)
+            else:
+                self._owned = owned_by_agent(self.view)
         return self._owned
 
     def pending_of(self, work_item_id: str) -> list[OfferRecord]:
@@ -159,6 +163,8 @@ class CoordinatorPolicy(BasePolicy):
     index: MissionItems = field(default_factory=MissionItems, init=False, repr=False)
     #: The replica's pending offers (see ``coordinator_index``).
     open_offers: OpenOffers = field(default_factory=OpenOffers, init=False, repr=False)
+    #: Each Agent's owned WorkItems, kept from the replica's changes (see ``coordinator_index``).
+    owned_items: OwnedItems = field(default_factory=OwnedItems, init=False, repr=False)
     #: Mission spec id → its plan for the current number of rework rounds.
     _planned: dict[str, planning.Planned] = field(default_factory=dict, init=False, repr=False)
     #: Mission spec id → the plan its agenda was made for, and the agenda.
@@ -265,7 +271,7 @@ class CoordinatorPolicy(BasePolicy):
 
     def decide(self, view: View, now_us: int) -> list[Intent]:
         """Everything this Coordinator wants to do now, most urgent first."""
-        self._now = _Decision(view, now_us, self.open_offers)
+        self._now = _Decision(view, now_us, self.open_offers, self.owned_items)
         try:
             return list(islice(self._decisions(view, now_us), self.max_intents))
         finally:
@@ -393,7 +399,7 @@ class CoordinatorPolicy(BasePolicy):
         works = planned.works
         owned = self._decision(view, now_us).owned
         agenda = self._agenda_of(spec, planned)
-        agenda.update(items, self.index)
+        agenda.update(items, self.index, view.state)
         # reviews and results first: they free Workers and unblock dependents
         for wid in sorted(agenda.submitted):
             item = items[wid]
@@ -422,7 +428,10 @@ class CoordinatorPolicy(BasePolicy):
         known = self._agendas.get(spec.id)
         if known is None or known[0] is not planned:
             by_id = planned.by_id
-            known = (planned, Agenda(lambda item, items: self._due(by_id, item, items)))
+            known = (
+                planned,
+                Agenda(lambda item, items: self._due(by_id, item, items), changes=ChangedItems()),
+            )
             self._agendas[spec.id] = known
         return known[1]
 
