@@ -83,7 +83,7 @@ class AuthorityState:
     #: The ID of every WorkItem ``put`` in order, one entry a write (never cleared): what lets
     #: an agent's policy look at the WorkItems changed since it last looked
     #: (``agents.coordinator.index.ChangedItems``) instead of at all of them.
-    work_item_changes: list[str] = field(default_factory=list, repr=False)
+    work_item_changes: list[str] = field(default_factory=list, repr=False, compare=False)
 
     # ------------------------------------------------------------------ writes
 
