@@ -871,3 +871,124 @@ def test_an_idle_policy_is_asked_again_once_its_view_or_the_instant_changed(
     runtime.changed()
     assert asked(t + 1) == 8 and asked(t + 1) == 9  # a policy that wants something: every time
     sandbox.close()
+
+
+# --------------------------------------------------------------------------- late joiners' fetch
+
+
+def _fetch_outcome(fetch: Any, member_id: str, package: dict[str, Any]) -> Any:
+    try:
+        return ("ok", fetch(member_id, package))
+    except ProtocolError as refused:
+        return ("refused", refused.code, str(refused), refused.details)
+
+
+@pytest.mark.parametrize(("mission", "seed"), [("learn", 1), ("delivery", 5), ("child", 2)])
+def test_fetching_cited_events_from_the_index_gives_the_whole_log_reads_events_and_refusals(
+    tmp_path: Path, mission: str, seed: int
+) -> None:
+    """Every Context Package fetch of a run (and, for each, a forged citation and a stranger's
+    fetch) answers through ``drivers.cited`` exactly as the gate over the whole Group log."""
+    from mwp_local.drivers.sandbox import Sandbox
+
+    compared: list[str] = []
+    indexed = Sandbox._fetch_indexed
+
+    def both(self: Sandbox, member_id: str, package: dict[str, Any]) -> list[dict[str, Any]]:
+        fast = _fetch_outcome(lambda m, p: indexed(self, m, p), member_id, package)
+        assert fast == _fetch_outcome(self._fetch_plain, member_id, package)
+        forged = {**package, "sourceEventRange": {**package["sourceEventRange"]}}
+        forged["sourceEventRange"]["eventIds"] = [
+            *package["sourceEventRange"]["eventIds"],
+            "urn:uuid:00000000-0000-4000-8000-000000000000",
+        ]
+        for other, doc in ((member_id, forged), ("urn:mwp:principal:nobody", package)):
+            assert _fetch_outcome(lambda m, p: indexed(self, m, p), other, doc) == (
+                _fetch_outcome(self._fetch_plain, other, doc)
+            )
+        compared.append(package["contextPackageId"])
+        if fast[0] == "refused":
+            raise ProtocolError(fast[1], fast[2], details=fast[3])
+        return fast[1]  # type: ignore[no-any-return]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Sandbox, "_fetch_indexed", both)
+        sandbox = Sandbox(tmp_path / "s", _SAMPLES / f"{mission}.toml", seed=seed)
+        sandbox.run(max_steps=5_000)
+        sandbox.close()
+    if mission == "learn":
+        assert compared, "no late joiner fetched anything"
+
+
+# --------------------------------------------------------------------------- Coordinator wake-ups
+
+
+@pytest.mark.parametrize(
+    ("mission", "seed"), [("learn", 1), ("retries", 3), ("child", 2), ("delivery", 5)]
+)
+def test_the_coordinators_indexed_wakeup_is_the_one_a_scan_of_every_work_item_finds(
+    tmp_path: Path, mission: str, seed: int
+) -> None:
+    """At every wake-up a step-mode run asks for, ``CoordinatorPolicy.next_wakeup`` (active
+    leases, sorted deadlines) returns what ``next_wakeup_scan`` finds over every WorkItem."""
+    from mwp_local.agents.coordinator.core import CoordinatorPolicy
+    from mwp_local.drivers.sandbox import Sandbox
+
+    indexed = CoordinatorPolicy.next_wakeup
+    asked: list[int | None] = []
+
+    def both(self: CoordinatorPolicy, view: Any, now_us: int) -> int | None:
+        fast = indexed(self, view, now_us)
+        for at in (now_us, fast - 1 if fast is not None else now_us + 1):
+            assert indexed(self, view, at) == self.next_wakeup_scan(view, at)
+        asked.append(fast)
+        return fast
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CoordinatorPolicy, "next_wakeup", both)
+        sandbox = Sandbox(tmp_path / "s", _SAMPLES / f"{mission}.toml", seed=seed)
+        sandbox.run(max_steps=5_000)
+        sandbox.close()
+    assert any(t is not None for t in asked), "no Coordinator was asked for a wake-up"
+
+
+@pytest.mark.parametrize(
+    ("mission", "seed"), [("learn", 1), ("retries", 3), ("child", 2), ("delivery", 5)]
+)
+def test_the_coordinators_journal_fed_indexes_equal_a_scan_of_every_work_item(
+    tmp_path: Path, mission: str, seed: int
+) -> None:
+    """After every decision of a run, the owned WorkItems and each Mission's agenda kept from
+    the replica's journal of changed WorkItems equal those a scan of every WorkItem builds."""
+    from mwp_local.agents.coordinator.core import CoordinatorPolicy
+    from mwp_local.agents.coordinator.index import Agenda
+    from mwp_local.agents.coordinator.offers import owned_by_agent
+    from mwp_local.drivers.sandbox import Sandbox
+
+    decide = CoordinatorPolicy.decide
+    checked = 0
+
+    def both(self: CoordinatorPolicy, view: Any, now_us: int) -> Any:
+        nonlocal checked
+        out = decide(self, view, now_us)
+        assert self.owned_items.owned(view.state) == owned_by_agent(view)
+        for spec_id, (_, agenda) in self._agendas.items():
+            spec = next(s for s in self.missions if s.id == spec_id)
+            items = self._items(view, spec)
+            scan = Agenda(agenda.classify)
+            scan.update(items, self.index)
+            agenda.update(items, self.index, view.state)
+            assert (scan.acting, scan.waiting, scan.submitted) == (
+                agenda.acting,
+                agenda.waiting,
+                agenda.submitted,
+            )
+            checked += 1
+        return out
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(CoordinatorPolicy, "decide", both)
+        sandbox = Sandbox(tmp_path / "s", _SAMPLES / f"{mission}.toml", seed=seed)
+        sandbox.run(max_steps=5_000)
+        sandbox.close()
+    assert checked, "no agenda was compared"

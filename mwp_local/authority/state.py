@@ -80,6 +80,10 @@ class AuthorityState:
     active_leases: dict[str, int] = field(default_factory=dict)
     _undo: list[tuple[str, Any, Any]] | None = field(default=None, repr=False)
     _touched: set[tuple[str, Any]] = field(default_factory=set, repr=False)
+    #: The ID of every WorkItem ``put`` in order, one entry a write (never cleared): what lets
+    #: an agent's policy look at the WorkItems changed since it last looked
+    #: (``agents.coordinator.index.ChangedItems``) instead of at all of them.
+    work_item_changes: list[str] = field(default_factory=list, repr=False, compare=False)
 
     # ------------------------------------------------------------------ writes
 
@@ -93,6 +97,8 @@ class AuthorityState:
         else:
             target[key] = value
         self._touched.add((table, key))
+        if table == "work_items":
+            self.work_item_changes.append(key)
 
     def set_registry(self, registry: Registry) -> None:
         """Replace the Registry (it is itself immutable)."""

@@ -51,7 +51,7 @@ from ..agents.worker.execution import WorkFunction
 from ..agents.worker.work import InputArtifact, read_artifact_as
 from ..artifacts.context_packages import gate_cited_events
 from ..artifacts.manifests import GatedContent
-from ..authority import Accepted, AuthorityConfig
+from ..authority import Accepted, AuthorityConfig, AuthorityState
 from ..authority.tokens import CapabilityToken
 from ..delivery.audience import DirectFeed, visible_history
 from ..protocol.errors import ProtocolError
@@ -66,6 +66,7 @@ from ..store.group_log import GroupLog
 from ..store.sandbox_dir import init_directory
 from ..store.views import sql as run_sql
 from .bus import BusDriver
+from .cited import CommittedEvents
 from .clock import VirtualClock, timestamp
 from .external import ExternalSystem, token_check_for
 from .mission_file import duration_seconds
@@ -169,6 +170,8 @@ class Sandbox:
         assert isinstance(store, DuckDBLogStore)  # init_directory makes one
         store.before_write = self._blobs.sync
         self.external = ExternalSystem(check=token_check_for(self._check_token))
+        #: Each Group's committed Events by ID, for late joiners' fetches (``drivers.cited``).
+        self._committed = CommittedEvents()
         self.runtimes: list[AgentRuntime] = self._runtimes()
         #: Without a bus: what each agent was handed (a Group's Events reach its members only).
         self._feed = DirectFeed()
@@ -337,10 +340,30 @@ class Sandbox:
         Group log, read before it (a late joiner seeds its replica with them)."""
 
         def fetch(package: dict[str, Any]) -> list[dict[str, Any]]:
-            events = [json.loads(r.document) for r in self.log.store.events(package["groupId"])]
-            return self.log.read(lambda state: gate_cited_events(state, events, package, member_id))
+            return self._fetch_indexed(member_id, package)
 
         return fetch
+
+    def _fetch_plain(self, member_id: str, package: dict[str, Any]) -> list[dict[str, Any]]:
+        """The gate over every Event of the package's Group as the log holds it."""
+        events = [json.loads(r.document) for r in self.log.store.events(package["groupId"])]
+        return self.log.read(lambda state: gate_cited_events(state, events, package, member_id))
+
+    def _fetch_indexed(self, member_id: str, package: dict[str, Any]) -> list[dict[str, Any]]:
+        """``_fetch_plain``, reading only the Events the gate looks at (``drivers.cited``)."""
+        group = package["groupId"]
+        committed = self._committed
+        if not committed.holds(package):
+            committed.note_records(self.log.store.events(group, committed.top(group)))
+
+        def gate(state: AuthorityState) -> list[dict[str, Any]] | None:
+            selected = committed.select(state, package)
+            if selected is None:
+                return None
+            return gate_cited_events(state, selected, package, member_id)
+
+        found = self.log.read(gate)
+        return found if found is not None else self._fetch_plain(member_id, package)
 
     # ------------------------------------------------------------------ delivery
 
@@ -351,6 +374,7 @@ class Sandbox:
         (frames, faults) when there is one, else directly and in order. Each agent folds its
         own copy."""
         self.progress.note(self.log.state, events, self.clock.now_us())
+        self._committed.note_texts(events)
         if self.delivery is not None:
             self.delivery.publish(events, self.clock.now_us())
             return

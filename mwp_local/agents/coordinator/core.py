@@ -64,7 +64,7 @@ from ..specs import MissionSpec, WorkSpec
 from . import handover as handover
 from . import plan as planning
 from .contracts import ambiguities, clarified, dependency_policy
-from .index import Agenda, Due, MissionItems, OpenOffers, epoch_us
+from .index import Agenda, ChangedItems, Due, MissionItems, OpenOffers, OwnedItems, epoch_us
 from .offers import (
     Candidate,
     OfferBook,
@@ -86,6 +86,24 @@ def _issued_us(lease: Any) -> int:
     return epoch_us(lease.last_renewed_at or lease.issued_at)
 
 
+def _item_lease_expiries(state: Any) -> dict[str, list[int]]:
+    """Mission ID → the expiries of the active leases its WorkItems name (execution, ownership
+    or blocked lease), read from the replica's active leases."""
+    out: dict[str, list[int]] = {}
+    for lease_id in state.active_leases:
+        lease = state.leases.get(lease_id)
+        if lease is None or not lease.is_active:
+            continue
+        item = state.work_items.get(lease.work_item_id or "")
+        if item is not None and lease_id in (
+            item.execution_lease_id,
+            item.ownership_lease_id,
+            item.blocked_lease_id,
+        ):
+            out.setdefault(item.mission_id, []).append(lease.expires_us)
+    return out
+
+
 @dataclass
 class _Decision:
     """What one ``decide`` reads from the view more than once, computed at most once (the view
@@ -94,6 +112,7 @@ class _Decision:
     view: View
     now_us: int
     open_offers: OpenOffers
+    owned_items: OwnedItems | None = None
     _owned: dict[str, list[WorkItemRecord]] | None = None
     _offered: dict[str, int] | None = None
     _pending: dict[str, list[OfferRecord]] | None = None
@@ -104,7 +123,10 @@ class _Decision:
     def owned(self) -> dict[str, list[WorkItemRecord]]:
         """``owned_by_agent`` of the view."""
         if self._owned is None:
-            self._owned = owned_by_agent(self.view)
+            if self.owned_items is not None:
+                self._owned = self.owned_items.owned(self.view.state)
+            else:
+                self._owned = owned_by_agent(self.view)
         return self._owned
 
     def pending_of(self, work_item_id: str) -> list[OfferRecord]:
@@ -141,6 +163,8 @@ class CoordinatorPolicy(BasePolicy):
     index: MissionItems = field(default_factory=MissionItems, init=False, repr=False)
     #: The replica's pending offers (see ``coordinator_index``).
     open_offers: OpenOffers = field(default_factory=OpenOffers, init=False, repr=False)
+    #: Each Agent's owned WorkItems, kept from the replica's changes (see ``coordinator_index``).
+    owned_items: OwnedItems = field(default_factory=OwnedItems, init=False, repr=False)
     #: Mission spec id → its plan for the current number of rework rounds.
     _planned: dict[str, planning.Planned] = field(default_factory=dict, init=False, repr=False)
     #: Mission spec id → the plan its agenda was made for, and the agenda.
@@ -247,7 +271,7 @@ class CoordinatorPolicy(BasePolicy):
 
     def decide(self, view: View, now_us: int) -> list[Intent]:
         """Everything this Coordinator wants to do now, most urgent first."""
-        self._now = _Decision(view, now_us, self.open_offers)
+        self._now = _Decision(view, now_us, self.open_offers, self.owned_items)
         try:
             return list(islice(self._decisions(view, now_us), self.max_intents))
         finally:
@@ -375,7 +399,7 @@ class CoordinatorPolicy(BasePolicy):
         works = planned.works
         owned = self._decision(view, now_us).owned
         agenda = self._agenda_of(spec, planned)
-        agenda.update(items, self.index)
+        agenda.update(items, self.index, view.state)
         # reviews and results first: they free Workers and unblock dependents
         for wid in sorted(agenda.submitted):
             item = items[wid]
@@ -404,7 +428,10 @@ class CoordinatorPolicy(BasePolicy):
         known = self._agendas.get(spec.id)
         if known is None or known[0] is not planned:
             by_id = planned.by_id
-            known = (planned, Agenda(lambda item, items: self._due(by_id, item, items)))
+            known = (
+                planned,
+                Agenda(lambda item, items: self._due(by_id, item, items), changes=ChangedItems()),
+            )
             self._agendas[spec.id] = known
         return known[1]
 
@@ -729,7 +756,47 @@ class CoordinatorPolicy(BasePolicy):
         self.plans.rework[spec_id] = self.plans.rework.get(spec_id, 0) + 1
 
     def next_wakeup(self, view: View, now_us: int) -> int | None:
-        """Offer expiries, owner lease expiries, its own lease renewal point, failure times."""
+        """Offer expiries, owner lease expiries, its own lease renewal point, failure times.
+
+        Reads the replica's active leases (``active_leases``, what the reducers keep for the
+        timers) instead of every WorkItem's three leases, and the earliest deadline after
+        ``now_us`` from the Mission's sorted deadlines (``MissionItems.next_deadline_us``):
+        the time ``next_wakeup_scan`` finds."""
+        times = [
+            due
+            for wid in self.offers.restarted_us
+            if (due := self.offers.next_round_us(wid)) is not None
+        ]
+        state = view.state
+        pending = self.open_offers.pending(state)
+        leased: dict[str, list[int]] | None = None
+        for spec in self.missions:
+            for offset in (spec.coordinator_fails_after_s, spec.coordinator_returns_after_s):
+                if offset is not None and short(view.me) == spec.coordinator:
+                    times.append(self.start_us + offset * 1_000_000)
+            mid = mission_id(spec.id)
+            mission = state.missions.get(mid)
+            if mission is None or mission.coordinator_agent_id != view.me:
+                continue
+            lease = state.leases.get(mission.coordinator_lease_id or "")
+            if lease is not None and lease.is_active:
+                times.append(lease.expires_us - (lease.expires_us - _issued_us(lease)) // 2)
+            for offer in pending:
+                found = state.work_items.get(offer.work_item_id)
+                if found is not None and found.mission_id == mid:
+                    times.append(offer.expires_us)
+            deadline = self.index.next_deadline_us(state, mid, now_us)
+            if deadline is not None:
+                times.append(deadline)
+            if leased is None:
+                leased = _item_lease_expiries(state)
+            times.extend(leased.get(mid, ()))
+        future = [t for t in times if t > now_us]
+        return min(future) if future else None
+
+    def next_wakeup_scan(self, view: View, now_us: int) -> int | None:
+        """``next_wakeup`` by a scan of every WorkItem of its Missions (the plain path its
+        equivalence test compares with)."""
         times = [
             due
             for wid in self.offers.restarted_us

@@ -12,7 +12,11 @@ remembers them instead of recomputing them from the whole replica each time:
 * ``Agenda``: which of a Mission's WorkItems the Coordinator must look at on a decision
   (most WorkItems of a large Mission are verified, or wait for their dependencies), classified
   again only when a WorkItem or one of its dependencies changes;
-* ``OpenOffers``: the pending offers, without scanning every offer ever made.
+* ``OpenOffers``: the pending offers, without scanning every offer ever made;
+* ``ChangedItems``: the WorkItems the replica wrote since the last look (its
+  ``work_item_changes`` journal), which ``Agenda`` and ``OwnedItems`` read instead of every
+  WorkItem;
+* ``OwnedItems``: each Agent's queued, active and blocked WorkItems (``owned_by_agent``).
 
 Nothing here decides anything: callers read the same values they would have computed from the
 view, only faster.
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from bisect import insort
+from bisect import bisect_right, insort
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
@@ -97,11 +101,13 @@ class MissionItems:
     _ids: dict[str, list[str]] = field(default_factory=dict)
     #: WorkItem ID → the facts of its current contract.
     _facts: dict[str, ContractFacts] = field(default_factory=dict)
+    #: Mission ID → the contracts of its WorkItems in ID order, and their deadlines, sorted.
+    _deadlines: dict[str, tuple[list[Mapping[str, Any]], list[int]]] = field(default_factory=dict)
 
     def _refresh(self, state: AuthorityState) -> None:
         table = state.work_items
         if state is not self._state or len(table) < self._seen:
-            self._state, self._seen, self._ids = state, 0, {}
+            self._state, self._seen, self._ids, self._deadlines = state, 0, {}, {}
         if len(table) == self._seen:
             return
         for item in islice(table.values(), self._seen, None):
@@ -118,6 +124,32 @@ class MissionItems:
         table = state.work_items
         return {wid: table[wid] for wid in self.ids(state, mission_id)}
 
+    def next_deadline_us(self, state: AuthorityState, mission_id: str, now_us: int) -> int | None:
+        """The earliest contract deadline of the Mission's WorkItems after ``now_us``.
+
+        The sorted deadlines are kept per Mission and sorted again only when a WorkItem was
+        added or one's contract changed (found by identity: contracts are replaced, never
+        mutated)."""
+        ids = self.ids(state, mission_id)
+        table = state.work_items
+        known = self._deadlines.get(mission_id)
+        if known is not None and len(known[0]) == len(ids):
+            contracts = known[0]
+            if any(table[wid].contract is not contracts[n] for n, wid in enumerate(ids)):
+                known = None
+        else:
+            known = None
+        if known is None:
+            items = [table[wid] for wid in ids]
+            known = (
+                [item.contract for item in items],
+                sorted(self.facts(item).deadline_us for item in items),
+            )
+            self._deadlines[mission_id] = known
+        deadlines = known[1]
+        at = bisect_right(deadlines, now_us)
+        return deadlines[at] if at < len(deadlines) else None
+
     def facts(self, item: WorkItemRecord) -> ContractFacts:
         """The facts of ``item``'s contract, read again only when the contract changed."""
         known = self._facts.get(item.work_item_id)
@@ -125,6 +157,69 @@ class MissionItems:
             known = contract_facts(item.contract)
             self._facts[item.work_item_id] = known
         return known
+
+
+@dataclass
+class ChangedItems:
+    """The WorkItems one replica wrote since the last call, read from its journal
+    (``AuthorityState.work_item_changes``: every ``put`` of a WorkItem, in order).
+
+    Correct because WorkItem records are written only through ``put``; a rolled-back write
+    leaves an entry whose record did not change, which callers compare by identity anyway. A
+    different replica (or a shorter journal) answers None: look at everything once.
+    """
+
+    _state: AuthorityState | None = None
+    _offset: int = 0
+
+    def since(self, state: AuthorityState) -> list[str] | None:
+        """The IDs written since the last call (repeats possible), or None: all of them."""
+        journal = state.work_item_changes
+        if state is not self._state or len(journal) < self._offset:
+            self._state, self._offset = state, len(journal)
+            return None
+        out = journal[self._offset :]
+        self._offset = len(journal)
+        return out
+
+
+_OWNED_STATES = (WorkItemState.QUEUED, WorkItemState.ACTIVE, WorkItemState.BLOCKED)
+
+
+@dataclass
+class OwnedItems:
+    """Each Agent's queued, active and blocked WorkItems, in the replica's order: what
+    ``offers.owned_by_agent`` finds by a scan of every WorkItem, kept from ``ChangedItems``."""
+
+    changes: ChangedItems = field(default_factory=ChangedItems)
+    #: Owned WorkItem ID → its owner's Agent ID.
+    _owner: dict[str, str] = field(default_factory=dict)
+    #: WorkItem ID → its place in ``state.work_items`` (insertion order: it only grows).
+    _order: dict[str, int] = field(default_factory=dict)
+
+    def owned(self, state: AuthorityState) -> dict[str, list[WorkItemRecord]]:
+        """Agent ID → its owned WorkItems (queued, active, blocked), in the replica's order."""
+        table = state.work_items
+        since = self.changes.since(state)
+        if since is None:
+            self._owner, self._order = {}, {}
+            since = list(table)
+        order = self._order
+        for wid in since:
+            item = table.get(wid)
+            if item is None:
+                self._owner.pop(wid, None)
+                continue
+            order.setdefault(wid, len(order))
+            if item.owner and item.state in _OWNED_STATES:
+                self._owner[wid] = item.owner["agentId"]
+            else:
+                self._owner.pop(wid, None)
+        out: dict[str, list[WorkItemRecord]] = {}
+        for wid in sorted(self._owner, key=order.__getitem__):
+            item = table[wid]
+            out.setdefault(item.owner["agentId"], []).append(item)  # type: ignore[index]
+        return out
 
 
 class Due(enum.Enum):
@@ -165,11 +260,27 @@ class Agenda:
     waiting: dict[str, int] = field(default_factory=dict)
     #: Submitted WorkItems (to review).
     submitted: set[str] = field(default_factory=set)
+    #: What the replica wrote since the last update (None: compare every WorkItem).
+    changes: ChangedItems | None = None
 
-    def update(self, items: Mapping[str, WorkItemRecord], facts: MissionItems) -> None:
-        """Classify again what changed in ``items`` since the last update."""
+    def update(
+        self,
+        items: Mapping[str, WorkItemRecord],
+        facts: MissionItems,
+        state: AuthorityState | None = None,
+    ) -> None:
+        """Classify again what changed in ``items`` (the WorkItems of ``state``'s Mission)
+        since the last update: with ``state`` and ``changes``, only those it wrote since."""
         records = self.records
-        changed = [wid for wid, item in items.items() if records.get(wid) is not item]
+        since = self.changes.since(state) if self.changes and state is not None else None
+        if since is None:
+            changed = [wid for wid, item in items.items() if records.get(wid) is not item]
+        else:
+            changed = [
+                wid
+                for wid in dict.fromkeys(since)
+                if wid in items and records.get(wid) is not items[wid]
+            ]
         if not changed:
             return
         again = set(changed)
