@@ -21,7 +21,8 @@ How a commit works: the batch is checked and turned into Arrow tables first (pos
 values and sequences come from the head kept in memory, so a commit's cost does not grow with the
 log); then one transaction inserts the Arrow tables and commits. The projection rows (§15.1 does
 not ask them to be durable with the Events) are merged per key in memory and written in bulk
-later, in a transaction of their own: when ``max_pending_rows`` keys wait, and before anything
+later, in a transaction of their own (a commit changing ``DEFER_BELOW_ROWS`` keys or more writes
+them, with those pending, in its own): when ``max_pending_rows`` keys wait, and before anything
 reads a projection table (``cursor``, ``projection_rows``, ``checkpoint``, ``close``,
 ``replace_projections``). Reads of the log tables alone need no such flush. Before the first
 commit that leaves projection rows unwritten, a marker file beside the log
@@ -93,6 +94,10 @@ DEFAULT_CHECKPOINT_THRESHOLD = "256MB"
 DEFAULT_MAX_STAGED = 256
 #: Projection keys merged in memory before they are written (see the module docstring).
 DEFAULT_MAX_PENDING_ROWS = 4096
+#: A commit changing at least this many projection keys writes them (and whatever is pending)
+#: in its own transaction: a group commit's rows are already one bulk write, and a transaction
+#: of their own would only add its cost (``benchmarks/NOTES.md``).
+DEFER_BELOW_ROWS = 64
 #: Suffix of the marker file saying the projection tables may be behind the log.
 BEHIND_SUFFIX = ".projections-behind"
 
@@ -150,6 +155,8 @@ class DuckDBLogStore:
         #: Whether projection rows are written after the commit (module docstring).
         self.defer_projections = defer_projections and not read_only
         self.max_pending_rows = max_pending_rows
+        #: See ``DEFER_BELOW_ROWS``.
+        self.defer_below_rows = DEFER_BELOW_ROWS
         #: Committed projection changes not written yet: per table, each key's last row (None:
         #: deleted). Emptied only once written, like ``_staged`` (see ``_flush``).
         self._pending: dict[str, tuple[ProjectionTable, dict[tuple[Any, ...], Any]]] = {}
@@ -343,9 +350,17 @@ class DuckDBLogStore:
         changes = merge_changes([s.changes for s in staged])
         if not tables and not changes:
             return
-        defer = self.defer_projections and bool(changes)
+        size = sum(len(c.deletes) + len(c.rows) for c in changes)
+        defer = (
+            self.defer_projections
+            and 0 < size < self.defer_below_rows
+            and self._pending_rows + size < self.max_pending_rows
+        )
         if defer:
             self._mark_behind()  # durable before any commit that leaves rows unwritten
+        elif self._pending and changes:  # written now, after what was pending
+            changes = merge_changes([self._pending_changes(), changes])
+        merged = not defer and bool(changes) and bool(self._pending)
 
         def write() -> None:
             for name, arrow_rows in tables:
@@ -371,6 +386,8 @@ class DuckDBLogStore:
             raise
         if defer:
             self._defer(changes)
+        elif merged:
+            self._pending, self._pending_rows = {}, 0
 
     def _mark_behind(self) -> None:
         """Make the marker file durable (once per store) before projection rows lag."""
@@ -410,7 +427,18 @@ class DuckDBLogStore:
         if not self._pending:
             return
         writer = self._writable()
-        changes = [
+        changes = self._pending_changes()
+
+        def write() -> None:
+            for change in changes:
+                self._apply_change(writer, change)
+
+        self._transaction(writer, write)
+        self._pending, self._pending_rows = {}, 0
+
+    def _pending_changes(self) -> list[TableChange]:
+        """The pending rows as one ``TableChange`` per table."""
+        return [
             TableChange(
                 table=table,
                 deletes=tuple(k for k, row in final.items() if row is None),
@@ -420,13 +448,6 @@ class DuckDBLogStore:
             if name in self._pending
             for table, final in (self._pending[name],)
         ]
-
-        def write() -> None:
-            for change in changes:
-                self._apply_change(writer, change)
-
-        self._transaction(writer, write)
-        self._pending, self._pending_rows = {}, 0
 
     def _catch_up(self) -> None:
         """Write what is staged, then the pending projection rows (write lock held)."""
