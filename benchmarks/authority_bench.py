@@ -146,6 +146,16 @@ def _raw_ceiling(commits: Commits, workdir: Path) -> float:
     return commands / seconds
 
 
+def _time_catch_up(workload: Workload, timed: Timed) -> None:
+    """Add the writing of the projection rows still pending to the run's time: the store
+    writes them after the commits (``DuckDBLogStore``), and the figure counts that work."""
+    store = workload.log.store
+    assert isinstance(store, DuckDBLogStore)
+    began = time.perf_counter()
+    store.catch_up()
+    timed.seconds += time.perf_counter() - began
+
+
 def figure_1(sizes: Sizes) -> list[Entry]:
     """Authority throughput with group commit and with one durable commit per Command."""
     group, group_ceiling, durable, durable_ceiling = [], [], [], []
@@ -160,6 +170,7 @@ def figure_1(sizes: Sizes) -> list[Entry]:
                 batch=sizes.group_batch,
                 on_outcomes=_collector(commits),
             )
+            _time_catch_up(workload, timed)
             workload.log.store.close()
             group.append(timed.commands / timed.seconds)
             events_per_command = timed.events / timed.commands
@@ -170,6 +181,7 @@ def figure_1(sizes: Sizes) -> list[Entry]:
             timed = workload.run_cycles(
                 range(sizes.durable_items), batch=None, on_outcomes=_collector(commits)
             )
+            _time_catch_up(workload, timed)
             workload.log.store.close()
             durable.append(timed.commands / timed.seconds)
             (work / "raw.duckdb").unlink()
@@ -195,7 +207,8 @@ def figure_1(sizes: Sizes) -> list[Entry]:
             notes=(
                 "Full path: parse, six-stage verification of the Command (and of the Artifact "
                 "and Evidence it carries), freshness, fences, handler, signed Events, evolve, "
-                "projection rows, one DuckDB transaction per batch."
+                "projection rows, one DuckDB transaction per batch (projection rows written "
+                "in bulk behind it, the last of them timed)."
             ),
         ),
         Entry(
@@ -211,7 +224,10 @@ def figure_1(sizes: Sizes) -> list[Entry]:
             ratio_meaning="share of the same-run ceiling reached",
             target=Target(text="≥ 0.5 of ceiling (issue 25)", ratio_at_least=0.5),
             parameters={"work_items": sizes.durable_items, "cycle": cycle},
-            notes="Each Command committed (events, receipt, projection rows) before the next.",
+            notes=(
+                "Each Command committed (Events, receipt) before the next; projection rows "
+                "merged per key and written in bulk behind the commits, the last of them timed."
+            ),
         ),
     ]
 

@@ -135,10 +135,17 @@ def _projections(view: LogView, tally: Tally) -> None:
             return sorted(out, key=lambda r: tuple(str(r[k]) for k in t.key))
 
         fresh, stored = rows(rebuilt.get(name, [])), rows(view.stored_projection(name))
+        lagging = getattr(view.store, "projections_behind", False)
         tally.check(
             fresh == stored,
             f"projection {name}: {len(stored)} stored rows differ from the {len(fresh)} a "
-            "replay rebuilds",
+            "replay rebuilds"
+            + (
+                " (a writer crashed with projection rows unwritten: opening the directory for "
+                "writing re-renders them)"
+                if lagging
+                else ""
+            ),
         )
 
 

@@ -104,6 +104,7 @@ class LogView:
                 events=[(ev.entry, ev.doc) for ev in self.events],
                 receipts=[(r, self.commands[(r.actor_id, r.action_id)]) for r in self.receipts],
                 projection_rows=self.stored_projection,
+                projections_behind=self.store.projections_behind,
             )
             report, state = verify_read(self.org, read, BlobStore(self.directory / "blobs"))
             derived.verification = report

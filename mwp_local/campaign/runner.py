@@ -36,7 +36,7 @@ from ..drivers.mission_file import load as load_mission_file
 from ..drivers.sandbox import Sandbox
 from ..protocol.jsontext import parse_strict
 from ..store.duckdb_log import DuckDBLogStore
-from ..store.sandbox_dir import LOG_FILE
+from ..store.sandbox_dir import LOG_FILE, open_directory
 from .acks import PREFIX, record_acknowledgements
 from .checker import check_directory
 from .delivery_faults import delivery_config
@@ -263,6 +263,12 @@ class Trial:
             finished, steps = self._finished, sb.steps
             with DuckDBLogStore(self.directory / LOG_FILE, read_only=True) as kept:
                 events = kept.event_count()
+                behind = kept.projections_behind
+            if behind:
+                # The crash left projection rows unwritten (the store's marker): the next open
+                # of the directory re-renders them, as a user's reopening would, before the
+                # invariants read the tables (docs/durability.md).
+                open_directory(self.directory).close()
         else:
             with (self.directory / EXTERNAL_FILE).open("w", encoding="utf-8") as out:
                 for call in sb.external.calls:

@@ -36,6 +36,11 @@ def run(args: argparse.Namespace) -> int:
         f"{report.projections_compared} projection rows compared, {report.blobs} Artifact blobs "
         "re-hashed"
     )
+    if report.projections_behind:
+        print(
+            "projections not compared: a writer crashed with projection rows unwritten, so the "
+            "tables lag the log; opening the directory for writing re-renders them"
+        )
     if report.ok:
         print(
             "OK: signatures, hash chain, sequences, state tables, projections and Artifact blobs "

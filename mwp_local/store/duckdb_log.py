@@ -19,10 +19,20 @@ Tables (their columns are defined in ``duckdb_schema``, created and checked on o
 
 How a commit works: the batch is checked and turned into Arrow tables first (positions, chain
 values and sequences come from the head kept in memory, so a commit's cost does not grow with the
-log); then one transaction inserts the Arrow tables, deletes the projection keys the delta
-touches and inserts the upserted rows, and commits. On any failure the transaction is rolled back
-and the in-memory head is untouched. Commits are serialized by a lock (one writer); every read
-runs on its own ``cursor()``, so reads from other threads see whole batches only.
+log); then one transaction inserts the Arrow tables and commits. The projection rows (§15.1 does
+not ask them to be durable with the Events) are merged per key in memory and written in bulk
+later, in a transaction of their own (a commit changing ``DEFER_BELOW_ROWS`` keys or more writes
+them, with those pending, in its own): when ``max_pending_rows`` keys wait, and before anything
+reads a projection table (``cursor``, ``projection_rows``, ``checkpoint``, ``close``,
+``replace_projections``). Reads of the log tables alone need no such flush. Before the first
+commit that leaves projection rows unwritten, a marker file beside the log
+(``<log>.projections-behind``) is made durable; a clean ``close`` removes it. A store that opens
+and finds it reports ``projections_behind`` (a writer crashed with rows unwritten) and
+``GroupLog`` re-renders every projection from its replay. ``defer_projections=False`` keeps
+the plain path: the delta's deletes and inserts in the commit's own transaction. On any failure
+the transaction is rolled back and the in-memory head is untouched. Commits are serialized by a
+lock (one writer); every read runs on its own ``cursor()``, so reads from other threads see whole
+batches only.
 
 ``before_write``, when set, runs before every write of log rows (a commit or a flush of staged
 batches) and its failure fails that write; the Sandbox syncs deferred Artifact blobs there
@@ -69,7 +79,7 @@ from .duckdb_schema import (
 )
 from .duckdb_writes import Staged, apply_change, log_tables
 from .duckdb_writes import insert_arrow as _insert_arrow
-from .records import PROJECTION_BY_NAME, PROJECTIONS, Batch
+from .records import PROJECTION_BY_NAME, PROJECTIONS, Batch, ProjectionTable
 from .sql_access import contain
 
 if TYPE_CHECKING:  # imported by duckdb_open.connect, on first use (figure 7)
@@ -82,6 +92,14 @@ __all__ = ["DEFAULT_CHECKPOINT_THRESHOLD", "SCHEMA_VERSION", "DuckDBLogStore"]
 DEFAULT_CHECKPOINT_THRESHOLD = "256MB"
 #: See ``DuckDBLogStore.stage``: at most this many acknowledged Commands wait in memory.
 DEFAULT_MAX_STAGED = 256
+#: Projection keys merged in memory before they are written (see the module docstring).
+DEFAULT_MAX_PENDING_ROWS = 4096
+#: A commit changing at least this many projection keys writes them (and whatever is pending)
+#: in its own transaction: a group commit's rows are already one bulk write, and a transaction
+#: of their own would only add its cost (``benchmarks/NOTES.md``).
+DEFER_BELOW_ROWS = 64
+#: Suffix of the marker file saying the projection tables may be behind the log.
+BEHIND_SUFFIX = ".projections-behind"
 
 _FETCH_ROWS = 4096
 
@@ -111,6 +129,8 @@ class DuckDBLogStore:
         checkpoint_threshold: str | None = DEFAULT_CHECKPOINT_THRESHOLD,
         max_staged: int = DEFAULT_MAX_STAGED,
         external_access: bool = False,
+        defer_projections: bool = True,
+        max_pending_rows: int = DEFAULT_MAX_PENDING_ROWS,
     ) -> None:
         self.path = Path(path)
         #: Whether queries may read files outside the log's directory (``sql_access``).
@@ -132,6 +152,22 @@ class DuckDBLogStore:
         self.before_write: Callable[[], None] | None = None
         #: Why the store refuses further use (a failed write-behind flush), else None.
         self._failed: str | None = None
+        #: Whether projection rows are written after the commit (module docstring).
+        self.defer_projections = defer_projections and not read_only
+        self.max_pending_rows = max_pending_rows
+        #: See ``DEFER_BELOW_ROWS``.
+        self.defer_below_rows = DEFER_BELOW_ROWS
+        #: Committed projection changes not written yet: per table, each key's last row (None:
+        #: deleted). Emptied only once written, like ``_staged`` (see ``_flush``).
+        self._pending: dict[str, tuple[ProjectionTable, dict[tuple[Any, ...], Any]]] = {}
+        self._pending_rows = 0
+        self._behind_path = self.path.with_name(self.path.name + BEHIND_SUFFIX)
+        #: Whether the marker file exists (made by this store or found on open).
+        self._marked = self._behind_path.exists()
+        #: Whether the file's projection tables may lag its log beyond what ``_pending`` holds
+        #: (a crash left the marker, or ``abandon`` dropped pending rows); only
+        #: ``replace_projections`` clears it.
+        self.projections_behind = self._marked
         config: Config = {}
         if checkpoint_threshold is not None and not read_only:
             config["checkpoint_threshold"] = checkpoint_threshold
@@ -258,6 +294,12 @@ class DuckDBLogStore:
         with self._write_lock:
             self._flush()
 
+    def catch_up(self) -> None:
+        """Write what is staged, then the projection rows still pending, now (what any read of
+        a projection table does first)."""
+        with self._write_lock:
+            self._catch_up()
+
     @property
     def staged(self) -> int:
         """How many batches wait for the next flush."""
@@ -308,12 +350,24 @@ class DuckDBLogStore:
         changes = merge_changes([s.changes for s in staged])
         if not tables and not changes:
             return
+        size = sum(len(c.deletes) + len(c.rows) for c in changes)
+        defer = (
+            self.defer_projections
+            and 0 < size < self.defer_below_rows
+            and self._pending_rows + size < self.max_pending_rows
+        )
+        if defer:
+            self._mark_behind()  # durable before any commit that leaves rows unwritten
+        elif self._pending and changes:  # written now, after what was pending
+            changes = merge_changes([self._pending_changes(), changes])
+        merged = not defer and bool(changes) and bool(self._pending)
 
         def write() -> None:
             for name, arrow_rows in tables:
                 _insert_arrow(writer, name, arrow_rows, not self._contained)
-            for change in changes:
-                self._apply_change(writer, change)
+            if not defer:
+                for change in changes:
+                    self._apply_change(writer, change)
 
         try:
             if self.before_write is not None:
@@ -330,6 +384,75 @@ class DuckDBLogStore:
                     "log before them, but they were already acknowledged: reopen the directory"
                 )
             raise
+        if defer:
+            self._defer(changes)
+        elif merged:
+            self._pending, self._pending_rows = {}, 0
+
+    def _mark_behind(self) -> None:
+        """Make the marker file durable (once per store) before projection rows lag."""
+        if self._marked:
+            return
+        import os
+
+        fd = os.open(self._behind_path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        directory = os.open(self._behind_path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+        self._marked = True
+
+    def _defer(self, changes: Sequence[TableChange]) -> None:
+        """Merge committed projection changes into ``_pending`` (a key's last write wins); write
+        them once ``max_pending_rows`` keys wait."""
+        for change in changes:
+            final = self._pending.setdefault(change.table.name, (change.table, {}))[1]
+            before = len(final)
+            for key in change.deletes:
+                final[key] = None
+            for key, row in zip(change.row_keys(), change.rows, strict=True):
+                final[key] = row
+            self._pending_rows += len(final) - before
+        if self._pending_rows >= self.max_pending_rows:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        """Write the pending projection rows in one transaction (caller holds the write lock);
+        on failure they stay pending."""
+        if not self._pending:
+            return
+        writer = self._writable()
+        changes = self._pending_changes()
+
+        def write() -> None:
+            for change in changes:
+                self._apply_change(writer, change)
+
+        self._transaction(writer, write)
+        self._pending, self._pending_rows = {}, 0
+
+    def _pending_changes(self) -> list[TableChange]:
+        """The pending rows as one ``TableChange`` per table."""
+        return [
+            TableChange(
+                table=table,
+                deletes=tuple(k for k, row in final.items() if row is None),
+                rows=tuple(row for row in final.values() if row is not None),
+            )
+            for name in PROJECTION_BY_NAME
+            if name in self._pending
+            for table, final in (self._pending[name],)
+        ]
+
+    def _catch_up(self) -> None:
+        """Write what is staged, then the pending projection rows (write lock held)."""
+        self._flush()
+        self._write_pending()
 
     def replace_projections(self, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Empty every projection table and write ``rows``, in one transaction."""
@@ -351,10 +474,14 @@ class DuckDBLogStore:
                         )
 
             self._transaction(writer, write)
+            # The replacement supersedes whatever was pending: the tables are caught up.
+            self._pending, self._pending_rows = {}, 0
+            self.projections_behind = False
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file (slow: call it when idle)."""
         with self._write_lock:
+            self._catch_up()
             self._writable().execute("CHECKPOINT")
 
     def _writable(self) -> duckdb.DuckDBPyConnection:
@@ -393,7 +520,20 @@ class DuckDBLogStore:
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A fresh cursor for one reader (closed on exit). Use one per thread and query."""
-        if self._staged:  # read your own writes: staged batches go to the file first
+        # Read your own writes: staged batches, then pending projection rows, go to the file
+        # first (each list is emptied only once written, so a reader finding both empty finds
+        # everything in the file).
+        if self._staged or self._pending:
+            with self._write_lock:
+                self._catch_up()
+        with self._plain_cursor(healthy=True) as cur:
+            yield cur
+
+    @contextmanager
+    def _log_cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """``cursor`` for queries of the log tables alone: their rows are written by the
+        commit itself, so pending projection rows stay pending."""
+        if self._staged:
             self.flush()
         with self._plain_cursor(healthy=True) as cur:
             yield cur
@@ -413,7 +553,7 @@ class DuckDBLogStore:
             cur.close()
 
     def _stream(self, query: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
-        with self.cursor() as cur:
+        with self._log_cursor() as cur:
             cur.execute(query, list(params))
             while True:
                 rows = cur.fetchmany(_FETCH_ROWS)
@@ -443,7 +583,7 @@ class DuckDBLogStore:
         select = ", ".join(f"{select_text(c)} AS {c.name}" for c in columns)
         where = "" if upto_position is None else f" WHERE position <= {int(upto_position)}"
         order = "group_id ASC NULLS LAST, position" if by_group else "position"
-        with self.cursor() as cur:
+        with self._log_cursor() as cur:
             reader = cur.sql(f"SELECT {select} FROM {table}{where} ORDER BY {order}")
             for batch in reader.to_arrow_reader(batch_rows):
                 yield batch.cast(schema)
@@ -455,7 +595,7 @@ class DuckDBLogStore:
         each Group the ``batch``-th of ``arrow_batches``' position-ordered batches holds."""
         if table not in LOG_TABLES:
             raise ValueError(f"{table!r} is not a log table")
-        with self.cursor() as cur:
+        with self._log_cursor() as cur:
             rows = cur.execute(
                 f"SELECT (position - 1) // {int(batch_rows)} AS batch, group_id, count(*) "
                 f"FROM {table} WHERE position <= {int(upto_position)} GROUP BY ALL"
@@ -466,7 +606,7 @@ class DuckDBLogStore:
         """The last ``position`` of a log table (0 when empty)."""
         if table not in LOG_TABLES:
             raise ValueError(f"{table!r} is not a log table")
-        with self.cursor() as cur:
+        with self._log_cursor() as cur:
             (last,) = cur.execute(f"SELECT coalesce(max(position), 0) FROM {table}").fetchall()[0]
         return int(last)
 
@@ -524,7 +664,7 @@ class DuckDBLogStore:
 
     def receipt(self, actor_id: str, action_id: str) -> ReceiptRecord | None:
         """The receipt of ``(actor_id, action_id)``, if any (a primary-key lookup)."""
-        with self.cursor() as cur:
+        with self._log_cursor() as cur:
             rows = cur.execute(
                 f"SELECT {RECEIPT_SELECT} FROM log_receipts WHERE actor_id = ? AND action_id = ?",
                 [actor_id, action_id],
@@ -540,7 +680,7 @@ class DuckDBLogStore:
 
     def rejections(self) -> list[RejectionRecord]:
         """Every rejection in commit order."""
-        with self.cursor() as cur:
+        with self._log_cursor() as cur:
             rows = cur.execute(
                 f"SELECT {REJECTION_SELECT} FROM log_rejections ORDER BY position"
             ).fetchall()
@@ -569,7 +709,10 @@ class DuckDBLogStore:
                 return
             try:
                 if self._failed is None:
-                    self._flush()  # a failure is raised, once the file is closed
+                    self._catch_up()  # a failure is raised, once the file is closed
+                    if self._marked and not self.projections_behind:
+                        self._behind_path.unlink(missing_ok=True)
+                        self._marked = False
             finally:
                 self._closed = True
                 if self._writer is not None:
@@ -584,6 +727,9 @@ class DuckDBLogStore:
         with self._write_lock, self._cursor_lock:
             dropped = sum(len(s.batch.receipts) + len(s.batch.rejections) for s in self._staged)
             self._staged, self._staged_receipts, self._staged_commands = [], set(), 0
+            if self._pending:  # dropped as a crash would: the marker stays for the next open
+                self._pending, self._pending_rows = {}, 0
+                self.projections_behind = True
         self.close()  # nothing staged: closing writes nothing of the queue
         return dropped
 

@@ -163,6 +163,10 @@ class GroupLog:
             config=config or AuthorityConfig(),
             tables=tables,
         )
+        if getattr(store, "projections_behind", False) and not getattr(store, "read_only", False):
+            # A writer crashed with projection rows not yet written (the store's marker):
+            # render every table again from the state just replayed.
+            self._replace_projections(self.authority.state)
         #: The decide lock (the Authority's in-memory state) ...
         self._lock = threading.Lock()
         #: ... and the commit lock: one group commit at a time (see ``_make_durable``).
@@ -382,7 +386,10 @@ class GroupLog:
             else:  # the texts this store wrote, decoded without the strict parser
                 texts = trusted_documents(_documents(self.store))
                 state = fold(self.org, texts, self.store.receipts())
-            rows = projection_rows(state)
-            self.store.replace_projections(
-                {t: [r for r in items if not isinstance(r, tuple)] for t, items in rows.items()}
-            )
+            self._replace_projections(state)
+
+    def _replace_projections(self, state: AuthorityState) -> None:
+        rows = projection_rows(state)
+        self.store.replace_projections(
+            {t: [r for r in items if not isinstance(r, tuple)] for t, items in rows.items()}
+        )

@@ -18,7 +18,7 @@ from .factory import LogFactory
 StoreMaker = Callable[[], LogStore]
 
 
-@pytest.fixture(params=["memory", "duckdb"])
+@pytest.fixture(params=["memory", "duckdb", "duckdb-plain"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreMaker]:
     """A maker of fresh, empty stores of one implementation (closed after the test)."""
     made: list[LogStore] = []
@@ -27,8 +27,11 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
         store: LogStore
         if request.param == "memory":
             store = MemoryLogStore()
-        else:
-            store = DuckDBLogStore(tmp_path / f"log{len(made)}.duckdb")
+        else:  # "duckdb-plain": projection rows written in the commit's transaction
+            store = DuckDBLogStore(
+                tmp_path / f"log{len(made)}.duckdb",
+                defer_projections=request.param == "duckdb",
+            )
         made.append(store)
         return store
 

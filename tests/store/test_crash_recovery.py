@@ -92,9 +92,17 @@ def _check_recovered(path: Path, acknowledged: int) -> int:
         assert all(r.actor_id == ACTOR for r in receipts)
         assert len(store.rejections()) == batches // 3
         missions = store.projection_rows("proj_missions")
-        if batches:
-            assert [(m["mission_id"], m["revision"]) for m in missions] == [(MISSION, batches)]
-        assert len(store.projection_rows("proj_work_items")) == batches
+        work_items = store.projection_rows("proj_work_items")
+        if store.projections_behind:
+            # Killed with projection rows not yet written (the marker says so): the tables hold
+            # an earlier commit's rows, never a later one's; GroupLog re-renders them on open
+            # (tests/store/test_deferred_projections.py).
+            assert all(m["revision"] <= batches for m in missions)
+            assert len(work_items) <= batches
+        else:
+            if batches:
+                assert [(m["mission_id"], m["revision"]) for m in missions] == [(MISSION, batches)]
+            assert len(work_items) == batches
         for group in (GROUP_A, GROUP_B):
             sequences = [e.sequence for e in store.events(group)]
             assert sequences == list(range(1, len(sequences) + 1))

@@ -145,7 +145,9 @@ def test_failure_injected_after_rows_were_inserted_rolls_everything_back(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     factory = LogFactory()
-    with DuckDBLogStore(path) as store:
+    # The plain path: projection rows in the commit's own transaction (the deferred path
+    # writes them in a transaction of their own, tests/store/test_deferred_projections.py).
+    with DuckDBLogStore(path, defer_projections=False) as store:
         _fill(store, factory)
         before = snapshot(store)
         calls = []
