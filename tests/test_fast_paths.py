@@ -711,15 +711,17 @@ def _file_bytes(out: Path) -> dict[str, bytes]:
     read_rows=st.integers(1, 64),
     rows_per_write=st.integers(1, 80),
     buffered=st.integers(1, 200),
+    group_queries=st.sampled_from([0, 2, 64]),
 )
 def test_the_group_sorted_export_writes_the_plain_paths_bytes(
-    export_log: Path, read_rows: int, rows_per_write: int, buffered: int
+    export_log: Path, read_rows: int, rows_per_write: int, buffered: int, group_queries: int
 ) -> None:
     """DuckDB sorting by (group, position) with planned row groups writes every file, byte for
-    byte, as splitting position-ordered batches does, whatever the batch and row-group sizes."""
+    byte, as splitting position-ordered batches does, whatever the batch and row-group sizes,
+    with one query per Group or one sorted query (``_GROUP_QUERIES_MAX``)."""
     import tempfile
 
-    from mwp_local.store import parquet
+    from mwp_local.store import duckdb_log, parquet
 
     store = DuckDBLogStore(export_log, read_only=True)
     try:
@@ -727,6 +729,7 @@ def test_the_group_sorted_export_writes_the_plain_paths_bytes(
             patch.setattr(parquet, "_READ_ROWS", read_rows)
             patch.setattr(parquet, "_ROWS_PER_WRITE", rows_per_write)
             patch.setattr(parquet, "_MAX_BUFFERED_ROWS", buffered)
+            patch.setattr(duckdb_log, "_GROUP_QUERIES_MAX", group_queries)
             fast = parquet.export_parquet(store, Path(tmp) / "fast")
             plain = parquet.export_parquet(_PlainArrowSource(store), Path(tmp) / "plain")  # type: ignore[arg-type]
             assert isinstance(store, parquet.GroupSortedSource)

@@ -16,8 +16,8 @@ DuckDB store) is read as Arrow batches; any other ``LogStore`` through its recor
 Row groups: a partition's rows are written in row groups planned from the rows in log order, cut
 into batches of exactly ``_READ_ROWS`` (``_RowGroups``), so the files' bytes depend on the log
 alone. The DuckDB store takes a faster path with the same bytes (``_write_group_sorted``, checked
-against the plain one in tests/test_fast_paths.py): DuckDB sorts each table by ``(group,
-position)`` and the planned pieces are sliced from its batches without copying.
+against the plain one in tests/test_fast_paths.py): DuckDB hands each table in ``(group,
+position)`` order and the planned pieces are sliced from its batches without copying.
 
 Partition value encoding (``encode_group``): the standard Hive escaping that DuckDB, pyarrow,
 Polars, Spark and Trino decode when they read the ``group`` partition column: every byte of the
