@@ -298,14 +298,15 @@ def test_more_write_behind_acknowledgements_missing_than_their_bound_is_caught(
 def test_a_crash_trial_checks_its_acknowledgements_and_a_broken_promise_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Seed 3 crashes after step 10 with four of its ten acknowledged Commands still staged
-    (a read or a Worker's commit flushed the other six first): within the write-behind bound,
-    so no violation; had they been acknowledged as durable (the planted fault: the record drops
-    the bound, so each line promises durability the log never had), each of the four lost is
-    reported, and the six present pass."""
+    """Seed 3 crashes after step 10 with all ten of its acknowledged Commands still staged
+    (nothing read the log or committed a Worker's file in between: a late joiner's Context
+    Package is served from the index of committed Events, not by reading the log): within the
+    write-behind bound, so no violation; had they been acknowledged as durable (the planted
+    fault: the record drops the bound, so each line promises durability the log never had),
+    each of the ten lost is reported."""
     mission = str(REPO / "sample_missions" / "campaign.toml")
     honest = run_trial(3, mission, tmp_path / "honest")
-    assert honest.crash == {"at_step": 10, "acknowledged": 10, "lost": 4}
+    assert honest.crash == {"at_step": 10, "acknowledged": 10, "lost": 10}
     assert honest.tallies["acknowledged_present"][:2] == (10, 0)
     assert honest.violations == 0
 
@@ -321,4 +322,4 @@ def test_a_crash_trial_checks_its_acknowledgements_and_a_broken_promise_fails(
 
     monkeypatch.setattr(runner, "record_acknowledgements", promising_durability)
     planted = run_trial(3, mission, tmp_path / "planted")
-    assert planted.tallies["acknowledged_present"][:2] == (10, 4)
+    assert planted.tallies["acknowledged_present"][:2] == (10, 10)

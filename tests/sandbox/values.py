@@ -12,7 +12,9 @@ from mwp_local.authority.state import AuthorityState
 from mwp_local.drivers.sandbox import Sandbox
 
 #: The fields of ``AuthorityState`` that are not tables of folded facts.
-_NOT_TABLES = frozenset({"registry", "organization_id", "_undo", "_touched"})
+#: Fields of the state that are not tables (``work_item_changes``: the journal of WorkItem
+#: writes the agents' indexes read, ``agents.coordinator.index``).
+_NOT_TABLES = frozenset({"registry", "organization_id", "_undo", "_touched", "work_item_changes"})
 
 
 def tables(state: AuthorityState) -> dict[str, Any]:
