@@ -117,6 +117,23 @@ def test_max_staged_counts_commands_not_batches(tmp_path: Path) -> None:
         assert len(store.rejections()) == 6
 
 
+def _gate_transactions(
+    store: DuckDBLogStore, monkeypatch: pytest.MonkeyPatch
+) -> tuple[threading.Event, threading.Event]:
+    """Hold each write of ``store`` inside its transaction: the first Event is set once a
+    write waits there, and the write goes on once the second is set."""
+    writing, release = threading.Event(), threading.Event()
+    real = store._transaction
+
+    def gated(writer: Any, work: Callable[[], None]) -> None:
+        writing.set()
+        assert release.wait(30)
+        real(writer, work)
+
+    monkeypatch.setattr(store, "_transaction", gated)
+    return writing, release
+
+
 def test_a_flush_waits_for_the_flush_another_thread_is_writing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,15 +141,7 @@ def test_a_flush_waits_for_the_flush_another_thread_is_writing(
     another thread is still writing what was staged before it (threads-mode write-behind)."""
     factory = LogFactory()
     with DuckDBLogStore(tmp_path / "log.duckdb") as store:
-        writing, release = threading.Event(), threading.Event()
-        real = store._transaction
-
-        def gated(writer: Any, work: Callable[[], None]) -> None:
-            writing.set()
-            assert release.wait(10)
-            real(writer, work)
-
-        monkeypatch.setattr(store, "_transaction", gated)
+        writing, release = _gate_transactions(store, monkeypatch)
         store.stage(factory.batch(2))
         first = threading.Thread(target=store.flush)
         first.start()
@@ -178,15 +187,7 @@ def test_a_read_during_another_threads_flush_sees_what_it_writes(
     find the queue empty and read the file from before it (threads mode, issue 25 CI)."""
     factory = LogFactory()
     with DuckDBLogStore(tmp_path / "log.duckdb") as store:
-        writing, release = threading.Event(), threading.Event()
-        real = store._transaction
-
-        def gated(writer: Any, work: Callable[[], None]) -> None:
-            writing.set()
-            assert release.wait(30)
-            real(writer, work)
-
-        monkeypatch.setattr(store, "_transaction", gated)
+        writing, release = _gate_transactions(store, monkeypatch)
         store.stage(factory.batch(3))
         flushing = threading.Thread(target=store.flush)
         flushing.start()
