@@ -12,11 +12,12 @@ import argparse
 import csv
 import io
 import json
+import sys
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from mwp_local.store.duckdb_log import DuckDBLogStore
-from mwp_local.store.views import sql
+from mwp_local.store.views import lag_note, sql
 
 from ._common import analysis_directory, fail, name_value
 
@@ -69,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     store = DuckDBLogStore(
         args.dir / "group.duckdb", read_only=True, external_access=args.allow_external_access
     )
+    note = lag_note(store, args.query)
+    if note:
+        print(note, file=sys.stderr)
     try:
         table = sql(store, args.query, params)
     except Exception as exc:  # a learner's SQL error: show it plainly

@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
     import duckdb
 
     from ..protocol.errors import ProtocolError
-    from ..store.views import sql
+    from ..store.views import lag_note, sql
 
     try:
         args = shlex.split(line)
@@ -112,6 +113,9 @@ def run_cell(line: str, cell: str, namespace: dict[str, Any]) -> Any:
         raise SqlCellError(f"no notebook variable for parameter(s): {', '.join(missing)}")
     params = {name: namespace[name] for name in wanted}
     store = store_of(target, external_access=external)
+    note = lag_note(store, cell)
+    if note:
+        print(note, file=sys.stderr)
     try:
         table = sql(store, cell, params or None)
     except (duckdb.Error, ProtocolError, ValueError) as error:

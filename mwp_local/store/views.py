@@ -21,6 +21,7 @@ It must not write anything but the view definitions: ``sql()`` runs one ``SELECT
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,7 @@ __all__ = [
     "ViewColumn",
     "ViewDoc",
     "create_views",
+    "lag_note",
     "render_markdown",
     "sql",
     "view_sql",
@@ -938,6 +940,28 @@ def sql(store: DuckDBLogStore, query: str, params: Mapping[str, Any] | None = No
             raise PermissionError(describe_refusal(error)) from None
         finally:
             cur.rollback()
+
+
+#: A query naming one of the Authority's own projection tables.
+_PROJECTION_TABLE = re.compile(r"\bproj_\w+", re.IGNORECASE)
+
+
+def lag_note(store: DuckDBLogStore, query: str) -> str | None:
+    """What a person should know before trusting ``query``'s answer, or None.
+
+    The documented views fold the log tables, so they are caught up whatever happened; the
+    ``proj_*`` tables are another matter on a store whose writer stopped before writing its
+    deferred projection rows (``projections_behind``, docs/durability.md) and that is open
+    read-only, so it cannot render them: they hold an earlier commit's rows until the next
+    writable open."""
+    if not getattr(store, "projections_behind", False) or not _PROJECTION_TABLE.search(query):
+        return None
+    return (
+        "note: this log's writer stopped before writing its projection tables (proj_*), so "
+        "they show an earlier state than the log until the directory is opened writable "
+        "once (a Sandbox or open_directory re-renders them); the documented views (events, "
+        "work_items, …) fold the log itself and are current (docs/durability.md)"
+    )
 
 
 def durations(table: pa.Table) -> pa.Table:

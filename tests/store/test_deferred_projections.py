@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,3 +161,44 @@ def test_a_crash_with_rows_pending_is_re_rendered_on_the_next_open(tmp_path: Pat
     log.close()
     assert not marker.exists()
     assert _stored(directory) == _replayed(directory)
+
+
+def test_after_a_crash_a_read_only_query_of_the_views_is_current_and_proj_reads_are_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The documented views fold the log, so a read-only query right after a crash (before any
+    writable open could re-render the projections) answers what the log says; a query naming a
+    ``proj_*`` table gets a note on stderr. Neither changes the file."""
+    import json
+
+    from mwp_local.cli import main
+
+    directory = tmp_path / "run"
+    sandbox = Sandbox(directory, ROOT / "sample_missions" / "learn.toml", seed=1)
+    for _ in range(25):
+        if sandbox.step() is None:
+            break
+    assert isinstance(sandbox.log.store, DuckDBLogStore) and sandbox.log.store._pending
+    sandbox.crash()
+    log_file = directory / LOG_FILE
+    before = log_file.read_bytes()
+    # The independent fold: each WorkItem's last state, from the stored Events in log order.
+    states: dict[str, str] = {}
+    with DuckDBLogStore(log_file, read_only=True) as store:
+        assert store.projections_behind
+        for entry in store.entries():
+            if entry.event.work_item_id and entry.event.to_state:
+                states[entry.event.work_item_id] = entry.event.to_state
+    assert states and _stored(directory) != _replayed(directory)  # proj_* lag the log
+    capsys.readouterr()
+    query = "SELECT work_item_id, state FROM work_items ORDER BY work_item_id"
+    assert main(["sql", str(directory), query, "--json"]) == 0
+    out = capsys.readouterr()
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    assert {r["work_item_id"]: r["state"] for r in rows} == states
+    assert "note" not in out.err
+    assert main(["sql", str(directory), "SELECT count(*) AS n FROM PROJ_work_items"]) == 0
+    err = capsys.readouterr().err
+    assert "stopped before writing its projection tables" in err and "docs/durability.md" in err
+    assert log_file.read_bytes() == before
+    assert (directory / (LOG_FILE + BEHIND_SUFFIX)).exists()
