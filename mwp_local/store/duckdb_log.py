@@ -17,9 +17,10 @@ Tables (their columns are defined in ``duckdb_schema``, created and checked on o
 * one ``proj_*`` table per ``records.PROJECTIONS`` entry, keyed as declared;
 * ``mwp_store_meta``: the file's schema version.
 
-How a commit works: the batch is checked and turned into Arrow tables first (positions, chain
+How a commit works: the batch is checked and its log rows assigned first (positions, chain
 values and sequences come from the head kept in memory, so a commit's cost does not grow with the
-log); then one transaction inserts the Arrow tables and commits. The projection rows (§15.1 does
+log); then one transaction inserts them (a few rows as parameters, more as Arrow tables:
+``duckdb_writes.insert_log_rows``) and commits. The projection rows (§15.1 does
 not ask them to be durable with the Events) are merged per key in memory and written in bulk
 later, in a transaction of their own (a commit changing ``DEFER_BELOW_ROWS`` keys or more writes
 them, with those pending, in its own): when ``max_pending_rows`` keys wait, and before anything
@@ -77,7 +78,7 @@ from .duckdb_schema import (
     quote,
     select_text,
 )
-from .duckdb_writes import Staged, apply_change, log_tables
+from .duckdb_writes import Staged, apply_change, insert_log_rows, log_rows
 from .duckdb_writes import insert_arrow as _insert_arrow
 from .records import PROJECTION_BY_NAME, PROJECTIONS, Batch, ProjectionTable
 from .sql_access import contain
@@ -348,7 +349,7 @@ class DuckDBLogStore:
 
     def _write_staged(self, staged: Sequence[Staged]) -> None:
         writer = self._writable()
-        tables = log_tables(staged)
+        tables = log_rows(staged)
         changes = merge_changes([s.changes for s in staged])
         if not tables and not changes:
             return
@@ -365,8 +366,8 @@ class DuckDBLogStore:
         merged = not defer and bool(changes) and bool(self._pending)
 
         def write() -> None:
-            for name, arrow_rows in tables:
-                _insert_arrow(writer, name, arrow_rows, not self._contained)
+            for rows in tables:
+                insert_log_rows(writer, rows, not self._contained)
             if not defer:
                 for change in changes:
                     self._apply_change(writer, change)

@@ -13,6 +13,7 @@ when Arrow is first needed: ``from mwp_local import Sandbox`` does not pay for i
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import operator
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "log_arrow",
     "log_table_ddl",
     "log_table_schema",
+    "log_values",
     "projection_arrow",
     "projection_ddl",
     "quote",
@@ -215,6 +217,33 @@ def log_arrow(
             values = chains
         arrays.append(pa.array(values, column.arrow))
     return pa.Table.from_arrays(arrays, schema=log_table_schema(table))
+
+
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def log_values(
+    table: str, records: Sequence[Any], first_position: int, chains: Sequence[bytes] = ()
+) -> list[list[Any]]:
+    """A log table's new rows as Python values in table column order, typed as DuckDB binds
+    them to the columns' types: what ``log_arrow`` holds, for a ``VALUES`` insert."""
+    columns = LOG_TABLES[table]
+    out = []
+    for offset, record in enumerate(records):
+        row: list[Any] = []
+        for column in columns:
+            if column.field is None:
+                row.append(first_position + offset if column.name == "position" else chains[offset])
+                continue
+            value = getattr(record, column.field)
+            if column.sql.startswith("TIMESTAMPTZ"):
+                # Exact in microseconds, whatever the session's TimeZone (an aware datetime).
+                value = _EPOCH_UTC + datetime.timedelta(microseconds=value)
+            elif column.sql.startswith("VARCHAR[]"):
+                value = list(value)  # a tuple would bind as a STRUCT
+            row.append(value)
+        out.append(row)
+    return out
 
 
 def projection_arrow(table: ProjectionTable, rows: Sequence[Mapping[str, Any]]) -> pa.Table:

@@ -1,15 +1,16 @@
-"""How the DuckDB Group log turns checked rows into statements: log rows as Arrow inserts (staged
-batches concatenated), projection changes as deletes and inserts. No decisions, no state: the
-store (``duckdb_log``) calls these inside its transaction."""
+"""How the DuckDB Group log turns checked rows into statements: log rows as inserts (staged
+batches concatenated; ``VALUES`` parameters for a few rows, Arrow for more), projection changes
+as deletes and inserts. No decisions, no state: the store (``duckdb_log``) calls these inside
+its transaction."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .base import PlannedEvents, TableChange, batches_of
-from .duckdb_schema import log_arrow, projection_arrow, quote
+from .duckdb_schema import LOG_TABLES, log_arrow, log_values, projection_arrow, quote
 from .records import Batch
 
 if TYPE_CHECKING:  # imported on first use (figure 7)
@@ -21,9 +22,10 @@ KEYS_PER_DELETE = 256
 #: ``(a, b) IN (SELECT unnest(?), unnest(?))``, since the ``OR`` form's cost grows with the keys
 #: (a group-committed batch of budget rows has hundreds).
 OR_KEYS = 8
-#: Up to this many projection rows are inserted as ``VALUES`` parameters, more as one Arrow
-#: batch. Rows are already validated and typed by ``normalize_delta``; for a few rows the
-#: parameters skip the relation layer's bind, most of a small commit.
+#: Up to this many projection rows (or log rows of one table) are inserted as ``VALUES``
+#: parameters, more as one Arrow batch. Rows are already validated and typed
+#: (``normalize_delta``, ``log_values``); for a few rows the parameters skip building the Arrow
+#: table and binding its scan, most of a small commit.
 PARAMETER_ROWS = 16
 
 
@@ -93,27 +95,51 @@ class Staged:
     rejection_position: int
 
 
-def log_tables(staged: Sequence[Staged]) -> list[tuple[str, pa.Table]]:
-    """The staged Events, receipts and rejections as one Arrow table each (positions are
-    contiguous across staged batches, so they concatenate)."""
-    tables: list[tuple[str, pa.Table]] = []
+@dataclass(frozen=True, slots=True)
+class LogRows:
+    """The staged rows of one log table: its records from ``first_position`` on (and, for
+    Events, their chain values)."""
+
+    table: str
+    records: list[Any]
+    first_position: int
+    chains: list[bytes]
+
+
+def log_rows(staged: Sequence[Staged]) -> list[LogRows]:
+    """The staged Events, receipts and rejections, one ``LogRows`` per table that gets rows
+    (positions are contiguous across staged batches, so they concatenate)."""
+    out: list[LogRows] = []
     events = [e for s in staged for e in s.batch.events]
     if events:
         chains = [c for s in staged for c in s.plan.chains]
-        tables.append(
-            ("log_events", log_arrow("log_events", events, staged[0].plan.first_position, chains))
-        )
+        out.append(LogRows("log_events", events, staged[0].plan.first_position, chains))
     receipts = [r for s in staged for r in s.batch.receipts]
     if receipts:
-        tables.append(
-            ("log_receipts", log_arrow("log_receipts", receipts, staged[0].receipt_position))
-        )
+        out.append(LogRows("log_receipts", receipts, staged[0].receipt_position, []))
     rejections = [r for s in staged for r in s.batch.rejections]
     if rejections:
-        tables.append(
-            (
-                "log_rejections",
-                log_arrow("log_rejections", rejections, staged[0].rejection_position),
-            )
-        )
-    return tables
+        out.append(LogRows("log_rejections", rejections, staged[0].rejection_position, []))
+    return out
+
+
+def insert_log_rows(writer: duckdb.DuckDBPyConnection, rows: LogRows, scan: bool = True) -> None:
+    """Insert one table's staged log rows: up to ``PARAMETER_ROWS`` as ``VALUES`` parameters,
+    more as one Arrow batch. A durable commit per Command writes one or two rows per table;
+    for them, building the Arrow table and binding its scan cost about as much as the COMMIT
+    (``benchmarks/NOTES.md``, figure 1b). Both paths store the same values
+    (``tests/store/test_log_row_params.py``)."""
+    if len(rows.records) > PARAMETER_ROWS:
+        table = log_arrow(rows.table, rows.records, rows.first_position, rows.chains)
+        insert_arrow(writer, rows.table, table, scan=scan)
+        return
+    columns = LOG_TABLES[rows.table]
+    marks = "(" + ", ".join("?" * len(columns)) + ")"
+    writer.execute(
+        f"INSERT INTO {rows.table} VALUES " + ", ".join([marks] * len(rows.records)),
+        [
+            value
+            for value_row in log_values(rows.table, rows.records, rows.first_position, rows.chains)
+            for value in value_row
+        ],
+    )

@@ -257,7 +257,7 @@ def test_a_failed_flush_of_acknowledged_batches_stops_the_store(
     def broken(*_: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(duckdb_log, "_insert_arrow", broken)
+    monkeypatch.setattr(duckdb_log, "insert_log_rows", broken)
     with pytest.raises(OSError, match="disk full"):
         store.flush()
     monkeypatch.undo()
@@ -284,7 +284,7 @@ def test_a_failed_single_commit_changes_nothing(
         def broken(*_: object) -> None:
             raise OSError("disk full")
 
-        monkeypatch.setattr(duckdb_log, "_insert_arrow", broken)
+        monkeypatch.setattr(duckdb_log, "insert_log_rows", broken)
         with pytest.raises(OSError):
             store.commit(LogFactory(sequences={GROUP_A: 2}).batch(1))
         monkeypatch.undo()
