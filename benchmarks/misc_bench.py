@@ -107,8 +107,8 @@ def figure_5(sizes: Sizes) -> list[Entry]:
                 ceiling,
                 Target(text="≥ 0.5 of SHA-256", ratio_at_least=0.5),
                 "BlobStore.put(defer_sync=True) then BlobStore.sync(), which the log store runs "
-                "before the commit naming the blob (docs/durability.md): the file and index entry "
-                "renamed into place, then fsynced with their directories, side by side.",
+                "before the commit naming the blob (docs/durability.md): the blob and index entry "
+                "fsynced, then linked into place; sync fsyncs the directories with new entries.",
             ),
             _blob_entry(
                 f"Artifact put, durable on its own, {_label(size)}",
@@ -116,8 +116,8 @@ def figure_5(sizes: Sizes) -> list[Entry]:
                 puts,
                 ceiling,
                 None,
-                "BlobStore.put: both digests, temporary file, fsync, rename, directory fsyncs, "
-                "the same for the index entry (reported, no target).",
+                "BlobStore.put: both digests, unnamed file (O_TMPFILE), fsync, link, the same for "
+                "the index entry, then the directory fsyncs (reported, no target).",
             ),
             _blob_entry(
                 f"Artifact verified get, {_label(size)}",

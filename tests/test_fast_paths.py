@@ -17,7 +17,10 @@
 * the Parquet export sorted by DuckDB by (group, position) against the plain path, byte for byte;
 * the verified rebuild's signing bytes cut from the stored text against re-encoding, and its state
   and refusals against the plain verified replay; its own-text decoding without the schema stage
-  over several sample runs, and a tampered signed field, payload or signature.
+  over several sample runs, and a tampered signed field, payload or signature;
+* ``BlobStore`` writing new files unnamed (``O_TMPFILE``, linked into place) against named
+  temporary files renamed into place: the same references, files and directories left to sync,
+  on the test directory's file system and on a tmpfs.
 
 No speed is measured here.
 """
@@ -26,11 +29,16 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import io
+import os
+import shutil
+import tempfile
 import uuid
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import blake3
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,6 +51,7 @@ from mwp_local.protocol.jsontext import NonFiniteNumber, parse_strict
 from mwp_local.protocol.registry import KeyBinding, Principal, Registry
 from mwp_local.protocol.signing import profile_for, sign_document, verify_parsed
 from mwp_local.protocol.timestamps import parse_timestamp
+from mwp_local.store.blobs import BlobStore
 from mwp_local.store.duckdb_log import DuckDBLogStore
 from mwp_local.store.duckdb_schema import log_table_schema
 from mwp_local.store.memory import MemoryLogStore
@@ -995,3 +1004,89 @@ def test_the_coordinators_journal_fed_indexes_equal_a_scan_of_every_work_item(
         sandbox.run(max_steps=5_000)
         sandbox.close()
     assert checked, "no agenda was compared"
+
+
+# --------------------------------------------------------------------------- blob writes
+
+_BLOB_SEED = bytes(range(256)) * 40
+#: A put: which content (few, so repeats happen), how it is given, and whether it defers; or a
+#: sync (``None``).
+_blob_ops = st.lists(
+    st.one_of(
+        st.none(),
+        st.tuples(
+            st.integers(0, 3),
+            st.sampled_from(["bytes", "stream", "path"]),
+            st.booleans(),
+            st.booleans(),  # damage the stored blob first (a crash lost it, say)
+        ),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _blob_run(root: Path, unnamed: bool, ops: list[Any]) -> tuple[list[Any], dict[str, bytes]]:
+    """Run ``ops`` on a durable store writing unnamed files or named temporary ones; what each
+    step returned or left waiting, and every file left under ``root`` (relative paths)."""
+    store = BlobStore(root / "blobs")
+    store._unnamed = unnamed
+    seen: list[Any] = []
+    for op in ops:
+        if op is None:
+            store.sync()
+        else:
+            which, given_as, defer, damage = op
+            content = which.to_bytes(1, "big") * (1 + which * 3000) + _BLOB_SEED[: which * 7]
+            if damage and store.blob_path(_blake3_hex(content)).exists():
+                store.blob_path(_blake3_hex(content)).write_bytes(b"")
+            source: Any = content
+            if given_as == "stream":
+                source = io.BytesIO(content)
+            elif given_as == "path":
+                source = root / "source.bin"
+                source.write_bytes(content)
+            seen.append(store.put(source, defer_sync=defer))
+            seen.append(store.get(seen[-1].sha256) == content)
+        seen.append(sorted(str(path.relative_to(root)) for path in store.unsynced))
+    files = {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and path.name != "source.bin"
+    }
+    return seen, files
+
+
+def _blake3_hex(content: bytes) -> str:
+    return blake3.blake3(content).hexdigest()
+
+
+def _o_tmpfile_roots(tmp_path: Path) -> list[Path]:
+    """The test directory and, when there is one, a tmpfs (``/dev/shm``): both take O_TMPFILE."""
+    roots = [tmp_path]
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        roots.append(Path(tempfile.mkdtemp(dir=shm, prefix="mwp-blobs-test-")))
+    return roots
+
+
+@pytest.mark.skipif(not hasattr(os, "O_TMPFILE"), reason="no O_TMPFILE on this platform")
+@settings(max_examples=40, deadline=None)
+@given(_blob_ops)
+def test_unnamed_blob_writes_equal_named_temporary_files(ops: list[Any]) -> None:
+    """``BlobStore`` writing through O_TMPFILE + link stores the same files, returns the same
+    references and leaves the same directories for ``sync`` as the named temporary file."""
+    with tempfile.TemporaryDirectory(prefix="mwp-blobs-") as tmp:
+        for base in _o_tmpfile_roots(Path(tmp)):
+            try:
+                fast, plain = base / "fast", base / "plain"
+                fast.mkdir()
+                plain.mkdir()
+                fast_seen, fast_files = _blob_run(fast, True, ops)
+                plain_seen, plain_files = _blob_run(plain, False, ops)
+                assert fast_seen == plain_seen
+                assert fast_files == plain_files
+                assert not any(name.startswith("blobs/tmp/") for name in fast_files)
+            finally:
+                if base != Path(tmp):
+                    shutil.rmtree(base)

@@ -8,18 +8,23 @@ key::
 
     blobs/<b3[:2]>/<b3>              the content, named by its BLAKE3 digest (64 hex)
     blobs/sha256/<hex[:2]>/<hex>     index entry: "<b3> <size>\\n" for "sha256:<hex>"
-    blobs/tmp/                       temporary files of writes in progress
+    blobs/tmp/                       where new files are written before they are named
 
-Writes are atomic and idempotent: content streams into a temporary file in ``blobs/tmp/`` while
-both digests are computed chunk by chunk (a large file is never read whole into memory), the file
-is fsynced and then renamed onto its content address; the index entry follows the same way. The
-same content always lands at the same path with the same bytes, so repeating a ``put`` (or two
-writers racing) is harmless, and a crash leaves at most a stray temporary file.
+Writes are atomic and idempotent: content streams into a new file in ``blobs/tmp/`` while both
+digests are computed chunk by chunk, in the same pass (a large file is never read whole into
+memory). The file is unnamed (``O_TMPFILE``) where the file system allows it, else a named
+temporary file. Its bytes are fsynced, the first chunks while the later ones are still hashed,
+before it gets its content address (linked there, or renamed without ``O_TMPFILE``), so no name
+ever shows bytes that are not durable; the index entry follows the same way. Then the
+directories holding a new entry are fsynced, side by side: the fan-out directory, and its parent
+only while the fan-out directory's own entry is not known durable. The same content always lands
+at the same path with the same bytes, so repeating a ``put`` (or two writers racing) is harmless,
+and a crash leaves at most a stray temporary file (none at all with ``O_TMPFILE``).
 
-``put(..., defer_sync=True)`` renames new files into place unsynced and remembers them;
-``sync()`` fsyncs them, then their directories. A deferred ``put`` never leaves
-unsynced bytes in place of an existing file. Who defers and why a blob is never less durable than
-a log entry naming it: ``docs/durability.md``.
+``put(..., defer_sync=True)`` leaves those directory fsyncs for ``sync()``, which does each
+directory once for every entry made in it since the last. A ``put`` that finds a file under its
+name already replaces it and fsyncs that directory at once, deferred or not. Who defers and why a
+blob is never less durable than a log entry naming it: ``docs/durability.md``.
 
 Every read verifies the size and the content hash against the index before anything is handed on;
 the streaming ``open`` checks before it returns the final bytes. ``get`` checks the protocol
@@ -39,14 +44,15 @@ It must not parse manifests or decide who may read what (``manifests``, ``isolat
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -139,9 +145,10 @@ _pool: ThreadPoolExecutor | None = None
 
 
 def _threads() -> ThreadPoolExecutor:
-    """The threads BLAKE3 runs on beside SHA-256 and ``sync`` fsyncs on (started on first use,
-    shared by every store). Eight, because fsyncs of several files wait on the disk together:
-    a journalling file system commits them at once (~3x faster for one put's six paths)."""
+    """The threads BLAKE3 runs on beside SHA-256, a new file's fsync runs on while it is still
+    hashed, and directories are fsynced on (started on first use, shared by every store).
+    Eight, because fsyncs of several paths wait on the disk together: a journalling file system
+    commits them at once (~3x faster for one put's six paths)."""
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -154,9 +161,8 @@ class _Digests:
 
     Both digests are needed on every write and every read, and both hashers release the GIL:
     a large chunk is hashed with BLAKE3 on a pool thread while SHA-256 (the slower of the two)
-    runs on the caller's, so the pair costs about what SHA-256 alone does; a write of the chunk
-    goes to the pool thread too, after BLAKE3, which is several times faster than SHA-256. BLAKE3
-    runs single-threaded (the other core is busy with SHA-256)."""
+    runs on the caller's, so the pair costs about what SHA-256 alone does. BLAKE3 runs
+    single-threaded (the other core is busy with SHA-256)."""
 
     __slots__ = ("b3", "sha")
 
@@ -164,19 +170,13 @@ class _Digests:
         self.sha = hashlib.sha256()
         self.b3 = blake3.blake3()
 
-    def update(self, chunk: bytes, then: Callable[[bytes], object] | None = None) -> None:
-        """Hash ``chunk``, and pass it to ``then`` (a write, say), before returning."""
-
-        def other_half() -> None:
-            self.b3.update(chunk)
-            if then is not None:
-                then(chunk)
-
+    def update(self, chunk: bytes) -> None:
+        """Hash ``chunk`` with both digests before returning."""
         if len(chunk) < _SIDE_BY_SIDE_FROM:
             self.sha.update(chunk)
-            other_half()
+            self.b3.update(chunk)
             return
-        pending = _threads().submit(other_half)
+        pending = _threads().submit(self.b3.update, chunk)
         try:
             self.sha.update(chunk)
         except BaseException:
@@ -184,7 +184,7 @@ class _Digests:
                 wait([pending])  # never leave the other half running behind an error
             raise
         if pending.cancel():  # no thread was free to start it (a busy machine): do it here
-            other_half()
+            self.b3.update(chunk)
         else:
             pending.result()  # returns (or raises) once the other half is done
 
@@ -208,6 +208,128 @@ def fsync_path(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _fsync_all(paths: Iterable[Path]) -> None:
+    """fsync every path, side by side; raises the first failure once all are done."""
+    paths = list(paths)
+    if len(paths) == 1:
+        fsync_path(paths[0])
+    elif paths:  # list() waits for every fsync and raises the first failure
+        list(_threads().map(fsync_path, paths))
+
+
+#: ``O_TMPFILE`` where the platform defines it (Linux); whether the file system takes it is
+#: learnt on the first write (``BlobStore._unnamed``).
+_O_TMPFILE: int = getattr(os, "O_TMPFILE", 0)
+#: What ``open(O_TMPFILE)`` fails with on a file system (or kernel) without it.
+_NO_TMPFILE = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL})
+
+
+class _NewFile:
+    """One file the store writes: its bytes, their fsync, and giving it its final name.
+
+    The file is unnamed (``O_TMPFILE`` in ``blobs/tmp/``) until ``place`` links it onto its
+    content address, so a crash never leaves a stray file and no name ever shows bytes that are
+    not yet durable; without ``O_TMPFILE`` (``unnamed=False``) it is a named temporary file in
+    ``blobs/tmp/`` renamed into place, the same otherwise. With ``durable`` each write is
+    followed by an fsync on a pool thread when none is running, so the disk writes back the
+    first bytes while the later ones are still being hashed; ``finish`` waits for the bytes to
+    be durable."""
+
+    def __init__(self, directory: Path, *, durable: bool, unnamed: bool) -> None:
+        self._directory = directory
+        self._durable = durable
+        self._pending: Future[None] | None = None
+        self._dirty = False
+        self.unnamed = False
+        self._path: Path | None = None
+        if unnamed:
+            try:
+                self.fd = os.open(directory, _O_TMPFILE | os.O_WRONLY, 0o600)
+                self.unnamed = True
+                return
+            except OSError as error:
+                if error.errno not in _NO_TMPFILE:
+                    raise
+        fd, name = tempfile.mkstemp(dir=directory, prefix="put-")
+        self.fd, self._path = fd, Path(name)
+
+    def write(self, chunk: bytes | memoryview) -> None:
+        """Write all of ``chunk``; start an fsync of what is written when none is running."""
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(self.fd, view) :]
+        if not self._durable:
+            return
+        if self._pending is not None and not self._pending.done():
+            self._dirty = True  # the running fsync may have started before this write
+            return
+        if self._pending is not None:
+            self._pending.result()  # raise its failure, if any
+        self._pending = _threads().submit(os.fsync, self.fd)
+        self._dirty = False
+
+    def finish(self) -> None:
+        """Return once every byte written is durable (at once without ``durable``)."""
+        if not self._durable:
+            return
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            if not pending.cancel():  # not cancelled: it ran, or runs; else do it here
+                pending.result()
+                if not self._dirty:
+                    return
+        os.fsync(self.fd)
+        self._dirty = False
+
+    def place(self, target: Path) -> bool:
+        """Give the file the name ``target``; ``False`` (and nothing done) if it exists."""
+        try:
+            if self.unnamed:
+                self._link(target)
+            else:  # a rename, not a link: some file systems without O_TMPFILE have no links
+                assert self._path is not None
+                if target.exists():
+                    return False
+                os.replace(self._path, target)
+        except FileExistsError:
+            return False
+        return True
+
+    def replace(self, target: Path) -> None:
+        """Give the file the name ``target`` in place of the file there, atomically."""
+        if self.unnamed:
+            # a named link first, since only a rename replaces atomically
+            self._path = self._directory / f"put-{os.urandom(8).hex()}"
+            self.unnamed = False
+            self._link(self._path)
+        assert self._path is not None
+        os.replace(self._path, target)
+
+    def _link(self, target: Path) -> None:
+        # linkat(AT_SYMLINK_FOLLOW) of /proc/self/fd/N names an O_TMPFILE file without the
+        # privilege AT_EMPTY_PATH needs; os.link only calls linkat when given a directory fd.
+        proc = os.open("/proc/self/fd", os.O_RDONLY)
+        try:
+            os.link(str(self.fd), target, src_dir_fd=proc, follow_symlinks=True)
+        finally:
+            os.close(proc)
+
+    def close(self) -> None:
+        """Close the file (after any fsync still running) and remove a temporary name."""
+        if self._pending is not None:
+            wait([self._pending])  # never close a descriptor a pool thread still uses
+            self._pending = None
+        os.close(self.fd)
+        if self._path is not None:
+            self._path.unlink(missing_ok=True)
+
+    def __enter__(self) -> _NewFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _missing(ref: BlobRef, name: str | None) -> ArtifactIntegrityError:
@@ -234,11 +356,21 @@ class BlobStore:
         self._tmp = self.root / "tmp"
         self._index = self.root / "sha256"
         self._ready = False
-        #: Serializes renames onto final paths with the bookkeeping of deferred fsyncs.
+        #: Whether new files are written unnamed (``O_TMPFILE``); cleared when the file system
+        #: refuses it, so later writes go straight to a named temporary file.
+        self._unnamed = _O_TMPFILE != 0 and os.path.isdir("/proc/self/fd")
+        #: Serializes placing files with the bookkeeping of directory fsyncs.
         self._sync_lock = threading.Lock()
-        #: Renamed into place by a deferred ``put`` and not fsynced yet (files, directories).
-        self._unsynced_files: dict[Path, None] = {}
+        #: Directories holding an entry a deferred ``put`` made and no fsync has covered yet.
         self._unsynced_dirs: dict[Path, None] = {}
+        #: Fan-out directories whose own entry (in ``blobs/`` or ``blobs/sha256/``) is known
+        #: durable: a new file in one needs only that directory fsynced, not its parent too.
+        self._durable_dirs: set[Path] = set()
+        #: Fan-out directories that join ``_durable_dirs`` once the pending fsyncs are done.
+        self._unsynced_fanouts: dict[Path, None] = {}
+        #: Whether the entries of ``blobs/`` (in its parent) and ``blobs/sha256/`` are known
+        #: durable (the first write of each store fsyncs them).
+        self._root_durable = False
 
     def _prepare(self) -> None:
         # Directories are made on the first write only, so reading (verify-log) changes nothing.
@@ -295,89 +427,105 @@ class BlobStore:
         raise TypeError(f"cannot store a {type(source).__name__}")
 
     def sync(self) -> None:
-        """Make every deferred ``put`` durable: fsync its files, then their directories (each
-        wave side by side). A no-op when nothing waits; on failure what waits stays
-        remembered."""
+        """Make every deferred ``put`` durable: fsync the directories holding its new entries
+        (side by side; its bytes were fsynced before they were named). A no-op when nothing
+        waits; on failure what waits stays remembered."""
         with self._sync_lock:
-            # the files' bytes, then the directory entries naming them
-            for wave in (self._unsynced_files, self._unsynced_dirs):
-                if len(wave) == 1:
-                    fsync_path(next(iter(wave)))
-                else:  # list() waits for every fsync and raises the first failure
-                    list(_threads().map(fsync_path, wave))
-            self._unsynced_files.clear()
+            _fsync_all(self._unsynced_dirs)
+            self._durable_dirs.update(self._unsynced_fanouts)
+            self._root_durable = self._root_durable or self.root.parent in self._unsynced_dirs
             self._unsynced_dirs.clear()
+            self._unsynced_fanouts.clear()
 
     @property
     def unsynced(self) -> tuple[Path, ...]:
-        """The files and directories a deferred ``put`` left for ``sync`` to fsync."""
+        """The directories whose new entries a deferred ``put`` left for ``sync`` to fsync."""
         with self._sync_lock:
-            return (*self._unsynced_files, *self._unsynced_dirs)
+            return tuple(self._unsynced_dirs)
+
+    def _new_file(self) -> _NewFile:
+        out = _NewFile(self._tmp, durable=self.durable, unnamed=self._unnamed)
+        if self._unnamed and not out.unnamed:
+            self._unnamed = False  # this file system has no O_TMPFILE: stop asking
+        return out
 
     def _put_stream(self, chunks: Iterable[bytes], defer: bool) -> BlobRef:
         self._prepare()
         digests = _Digests()
         size = 0
-        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="put-")
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                for chunk in chunks:
-                    digests.update(chunk, then=out.write)  # written while SHA-256 hashes it
-                    size += len(chunk)
-                out.flush()
-                if self.durable and not defer:
-                    os.fsync(out.fileno())
+        with self._new_file() as blob:
+            for chunk in chunks:
+                blob.write(chunk)  # written first, so that its fsync runs while it is hashed
+                digests.update(chunk)
+                size += len(chunk)
             ref = digests.ref(size)
-            # The blob goes first, so an index entry never names content that is not there.
-            self._install(tmp, self.blob_path(ref.b3), self.root, defer=defer)
-            self._write_index(ref, defer=defer)
+            index = self._index_path(ref.sha256)
+            entry = f"{ref.b3} {ref.size}\n".encode("ascii")
+            try:
+                index_done = index.read_bytes() == entry
+            except FileNotFoundError:
+                index_done = False
+            if index_done:
+                blob.finish()
+                self._place([(blob, self.blob_path(ref.b3), self.root)], defer)
+                return ref
+            with self._new_file() as index_file:
+                index_file.write(entry)  # its fsync runs beside the blob's last one
+                blob.finish()
+                index_file.finish()
+                # The blob goes first, so an index entry never names content that is not there.
+                self._place(
+                    [(blob, self.blob_path(ref.b3), self.root), (index_file, index, self._index)],
+                    defer,
+                )
             return ref
-        finally:
-            tmp.unlink(missing_ok=True)
 
-    def _install(self, tmp: Path, target: Path, top: Path, *, defer: bool) -> None:
-        """Rename the written temporary file onto ``target`` (making its directory below
-        ``top``), then fsync the directories, or with ``defer`` leave the file and directories
-        for ``sync``. ``tmp`` is already fsynced unless ``defer``; it is fsynced here when it
-        replaces an existing file."""
-        created = not target.parent.exists()
-        target.parent.mkdir(exist_ok=True)
-        if not self.durable:
-            os.replace(tmp, target)
-            return
+    def _place(self, files: list[tuple[_NewFile, Path, Path]], defer: bool) -> None:
+        """Name each written, durable file by its target (making the fan-out directory below
+        ``top``), then fsync the directories holding new entries, or with ``defer`` leave them
+        for ``sync``. A file already there is replaced, and that directory fsynced at once: a
+        durable log entry may name it, so the replacement must not wait."""
         with self._sync_lock:
-            if defer and not target.exists():
-                os.replace(tmp, target)
-                self._unsynced_files[target] = None
-                self._unsynced_dirs[target.parent] = None
-                self._unsynced_dirs[top] = None  # whoever made the directory may not be done
+            new_dirs: dict[Path, None] = {}
+            fanouts: dict[Path, None] = {}
+            if not self._root_durable:
+                # the first write of this store: blobs/ and blobs/sha256/ may be new too
+                new_dirs.update(dict.fromkeys((self.root.parent, self.root)))
+            for out, target, top in files:
+                fanout = target.parent
+                fanout.mkdir(exist_ok=True)
+                if out.place(target):
+                    new_dirs[fanout] = None
+                else:
+                    out.replace(target)
+                    if self.durable:
+                        fsync_path(fanout)
+                if fanout not in self._durable_dirs:
+                    new_dirs[top] = None  # its entry there may be new, or not yet durable
+                    fanouts[fanout] = None
+            if not self.durable:
                 return
             if defer:
-                fsync_path(tmp)
-            os.replace(tmp, target)
-            fsync_path(target.parent)
-            if created:
-                fsync_path(top)
+                self._unsynced_dirs.update(new_dirs)
+                self._unsynced_fanouts.update(fanouts)
+                return
+            _fsync_all(new_dirs)
+            self._durable_dirs.update(fanouts)
+            self._root_durable = True
 
-    def _write_index(self, ref: BlobRef, *, defer: bool = False) -> None:
-        path = self._index_path(ref.sha256)
+    def _write_index(self, ref: BlobRef) -> None:
+        """Write the index entry of ``ref``, durable when this returns, unless it is right."""
+        index = self._index_path(ref.sha256)
         entry = f"{ref.b3} {ref.size}\n".encode("ascii")
         try:
-            if path.read_bytes() == entry:
+            if index.read_bytes() == entry:
                 return
         except FileNotFoundError:
             pass
-        fd, tmp_name = tempfile.mkstemp(dir=self._tmp, prefix="index-")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(entry)
-                out.flush()
-                if self.durable and not defer:
-                    os.fsync(out.fileno())
-            self._install(Path(tmp_name), path, self._index, defer=defer)
-        finally:
-            Path(tmp_name).unlink(missing_ok=True)
+        with self._new_file() as out:
+            out.write(entry)
+            out.finish()
+            self._place([(out, index, self._index)], defer=False)
 
     # ------------------------------------------------------------------ looking up
 

@@ -3,6 +3,7 @@ read that refuses tampered, truncated, extended or missing content (MWP-WRK-023,
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
@@ -326,30 +327,92 @@ def _record_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return synced
 
 
-def test_a_deferred_put_syncs_nothing_until_sync_then_file_index_and_directories(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture(params=[True, False], ids=["unnamed", "named"])
+def unnamed(request: pytest.FixtureRequest) -> bool:
+    """Both ways of writing a new file: O_TMPFILE, and the named temporary file without it."""
+    return bool(request.param)
+
+
+def _durable(root: Path, unnamed: bool) -> BlobStore:
+    store = BlobStore(root)
+    if unnamed and not store._unnamed:
+        pytest.skip("no O_TMPFILE here")
+    store._unnamed = unnamed
+    return store
+
+
+def _sibling(content: bytes, ref: BlobRef) -> bytes:
+    """Other content whose blob lands in the same fan-out directory as ``ref``'s."""
+    for n in range(100_000):
+        other = content + n.to_bytes(4, "big")
+        if blake3.blake3(other).hexdigest()[:2] == ref.b3[:2]:
+            return other
+    raise AssertionError("no sibling found")
+
+
+def test_a_deferred_put_syncs_its_bytes_before_naming_them_and_directories_at_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
 ) -> None:
-    store = BlobStore(tmp_path / "blobs")
+    store = _durable(tmp_path / "blobs", unnamed)
     synced = _record_fsyncs(monkeypatch)
     ref = store.put(CONTENT, defer_sync=True)
-    assert synced == []
-    assert store.get(ref.sha256) == CONTENT  # readable at once
     blob, index = store.blob_path(ref.b3), store._index_path(ref.sha256)
-    waiting = {blob, index, blob.parent, index.parent, store.root, store._index}
+    # only the two files' bytes, while they were still in tmp/ (unnamed or not yet renamed)
+    assert len(synced) == 2 and all(path.parent == store._tmp for path in synced)
+    assert store.get(ref.sha256) == CONTENT  # readable at once
+    waiting = {blob.parent, index.parent, store.root, store._index, store.root.parent}
     assert set(store.unsynced) == waiting
+    synced.clear()
     store.sync()
-    assert set(synced) == waiting
-    assert synced.index(blob) < synced.index(blob.parent)  # files before their directories
+    assert set(synced) == waiting and len(synced) == len(waiting)
     assert store.unsynced == ()
     synced.clear()
     store.sync()  # nothing waits: no fsync
     assert synced == []
+    assert list(store._tmp.iterdir()) == []
+
+
+def test_a_directory_is_synced_only_for_its_new_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
+    store = _durable(tmp_path / "blobs", unnamed)
+    ref = store.put(CONTENT, defer_sync=True)
+    store.sync()
+    other = store.put(_sibling(CONTENT, ref), defer_sync=True)
+    expected = {store.blob_path(other.b3).parent, store._index_path(other.sha256).parent}
+    if store._index_path(other.sha256).parent != store._index_path(ref.sha256).parent:
+        expected.add(store._index)  # a new fan-out directory of the index
+    assert set(store.unsynced) == expected  # not blobs/ again: its fan-out entry is durable
+    store.sync()
+    synced = _record_fsyncs(monkeypatch)
+    assert store.put(CONTENT, defer_sync=True) == ref  # already there: replaced, synced at once
+    assert synced[-1] == store.blob_path(ref.b3).parent
+    assert store.unsynced == ()
+
+
+def test_a_durable_put_syncs_bytes_then_the_new_entries_before_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
+    store = _durable(tmp_path / "blobs", unnamed)
+    synced = _record_fsyncs(monkeypatch)
+    ref = store.put(CONTENT)
+    blob, index = store.blob_path(ref.b3), store._index_path(ref.sha256)
+    assert all(path.parent == store._tmp for path in synced[:2])
+    assert set(synced[2:]) == {
+        blob.parent,
+        index.parent,
+        store.root,
+        store._index,
+        store.root.parent,
+    }
+    assert store.unsynced == ()
+    assert store.get(ref.sha256) == CONTENT
 
 
 def test_a_deferred_put_over_an_existing_file_syncs_the_replacement_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
 ) -> None:
-    store = BlobStore(tmp_path / "blobs")
+    store = _durable(tmp_path / "blobs", unnamed)
     ref = store.put(CONTENT)  # durable: a log entry may name it already
     store.blob_path(ref.b3).write_bytes(b"")  # lost to a crash, say
     synced = _record_fsyncs(monkeypatch)
@@ -357,6 +420,45 @@ def test_a_deferred_put_over_an_existing_file_syncs_the_replacement_first(
     assert store.get(ref.sha256) == CONTENT
     assert store.blob_path(ref.b3).parent in synced  # renamed over and synced at once
     assert store.unsynced == ()  # the index entry was already right
+    assert list(store._tmp.iterdir()) == []
+
+
+def test_a_file_system_without_o_tmpfile_gets_named_temporary_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = BlobStore(tmp_path / "blobs")
+    store._unnamed = True
+    real_open = os.open
+    refused: list[int] = []
+
+    def no_tmpfile(path: object, flags: int, *args: int, **kwargs: object) -> int:
+        if flags & getattr(os, "O_TMPFILE", 0) == getattr(os, "O_TMPFILE", -1):
+            refused.append(flags)
+            raise OSError(errno.EOPNOTSUPP, "not supported")
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", no_tmpfile)
+    ref = store.put(CONTENT, defer_sync=True)
+    store.sync()
+    assert store.get(ref.sha256) == CONTENT and store.verify(ref.sha256) == ref
+    assert store._unnamed is False and len(refused) <= 1  # asked once, then never again
+    assert store.put(LARGE) == store.verify(store.put(LARGE).sha256)
+    assert list(store._tmp.iterdir()) == []
+
+
+def test_a_failed_fsync_stores_nothing_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
+    store = _durable(tmp_path / "blobs", unnamed)
+
+    def failing(fd: int) -> None:
+        raise OSError(errno.EIO, "disk went away")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError):
+        store.put(LARGE, defer_sync=True)
+    assert list(store.refs()) == [] and list(store._tmp.iterdir()) == []
+    assert not list(store.root.glob("[0-9a-f][0-9a-f]/*"))
 
 
 def test_a_store_that_is_not_durable_defers_nothing(tmp_path: Path) -> None:
