@@ -21,6 +21,9 @@
 * ``BlobStore`` writing new files unnamed (``O_TMPFILE``, linked into place) against named
   temporary files renamed into place: the same references, files and directories left to sync,
   on the test directory's file system and on a tmpfs.
+* the Coordinator's and MissionOwner's indexes kept from the replica's journal of changed
+  WorkItems (a Mission's WorkItems, its agenda and what is due on it, owned WorkItems, queued
+  WorkItems awaiting execution Approval) against a scan of every WorkItem after every decision.
 
 No speed is measured here.
 """
@@ -970,11 +973,13 @@ def test_the_coordinators_indexed_wakeup_is_the_one_a_scan_of_every_work_item_fi
 def test_the_coordinators_journal_fed_indexes_equal_a_scan_of_every_work_item(
     tmp_path: Path, mission: str, seed: int
 ) -> None:
-    """After every decision of a run, the owned WorkItems and each Mission's agenda kept from
-    the replica's journal of changed WorkItems equal those a scan of every WorkItem builds."""
+    """After every decision of a run, the owned WorkItems, each Mission's WorkItems and its
+    agenda (and what is due on it) kept from the replica's journal of changed WorkItems equal
+    those a scan of every WorkItem builds."""
     from mwp_local.agents.coordinator.core import CoordinatorPolicy
     from mwp_local.agents.coordinator.index import Agenda
     from mwp_local.agents.coordinator.offers import owned_by_agent
+    from mwp_local.agents.naming import mission_id
     from mwp_local.drivers.sandbox import Sandbox
 
     decide = CoordinatorPolicy.decide
@@ -987,14 +992,19 @@ def test_the_coordinators_journal_fed_indexes_equal_a_scan_of_every_work_item(
         for spec_id, (_, agenda) in self._agendas.items():
             spec = next(s for s in self.missions if s.id == spec_id)
             items = self._items(view, spec)
+            plain = self.index.items_scan(view.state, mission_id(spec.id))
+            assert list(items.items()) == list(plain.items())  # the same records, in ID order
             scan = Agenda(agenda.classify)
-            scan.update(items, self.index)
+            scan.update(plain, self.index)
             agenda.update(items, self.index, view.state)
             assert (scan.acting, scan.waiting, scan.submitted) == (
                 agenda.acting,
                 agenda.waiting,
                 agenda.submitted,
             )
+            for at in (now_us, *agenda.waiting.values()):
+                due = sorted(agenda.acting | {w for w, d in agenda.waiting.items() if at >= d})
+                assert agenda.due(at) == due
             checked += 1
         return out
 
@@ -1090,3 +1100,41 @@ def test_unnamed_blob_writes_equal_named_temporary_files(ops: list[Any]) -> None
             finally:
                 if base != Path(tmp):
                     shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("seed", [1, 4])
+def test_the_owners_journal_fed_unapproved_work_items_equal_a_scan_of_every_work_item(
+    tmp_path: Path, seed: int
+) -> None:
+    """After every decision of the MissionOwner, the queued WorkItems not approved for
+    execution kept from the replica's journal equal those a scan of every WorkItem finds, with
+    risky work that waits for its execution Approval."""
+    import tomllib
+
+    from mwp_local.agents.owner import MissionOwnerPolicy, _queued_unapproved
+    from mwp_local.drivers.mission_file import parse
+    from mwp_local.drivers.sandbox import Sandbox
+
+    raw = tomllib.loads((_SAMPLES / "learn.toml").read_text(encoding="utf-8"))
+    for mission in raw["missions"]:
+        for work in mission["work"]:
+            work.update(risk="high_risk", approval="human_required")
+    decide = MissionOwnerPolicy.decide
+    seen: list[int] = []
+
+    def both(self: MissionOwnerPolicy, view: Any, now_us: int) -> Any:
+        out = decide(self, view, now_us)
+        table = view.state.work_items
+        scan = {wid for wid, item in table.items() if _queued_unapproved(item)}
+        assert self.unapproved.ids(view.state) == scan
+        seen.append(len(scan))
+        return out
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MissionOwnerPolicy, "decide", both)
+        sandbox = Sandbox(tmp_path / "s", parse(raw, name="risky"), seed=seed)
+        sandbox.run(max_steps=5_000)
+        granted = [e for e in sandbox.log.store.event_documents() if "approval.execution" in e]
+        sandbox.close()
+    assert any(seen), "no WorkItem ever waited for its execution Approval"
+    assert granted, "no execution Approval was granted"

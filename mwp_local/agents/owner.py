@@ -34,7 +34,7 @@ from ..protocol.tables import MissionState, WorkItemState
 from ..protocol.timestamps import format_utc
 from .base import BasePolicy, Intent, View
 from .coordinator.contracts import budget_document
-from .coordinator.index import MissionItems
+from .coordinator.index import MatchingItems
 from .naming import agent_id, group_id, mission_id, short
 from .specs import MissionSpec
 
@@ -54,6 +54,10 @@ def needs_execution_approval(mission: MissionRecord, contract: dict[str, Any]) -
     )
 
 
+def _queued_unapproved(item: WorkItemRecord) -> bool:
+    return item.state is WorkItemState.QUEUED and not item.execution_approved
+
+
 @dataclass
 class MissionOwnerPolicy(BasePolicy):
     """Creates, supervises and approves (or cancels) the Missions it owns."""
@@ -68,8 +72,10 @@ class MissionOwnerPolicy(BasePolicy):
     #: Mission ID → for each Coordinator appointed so far after a lapse, whether the lease
     #: it replaced had ever been renewed.
     lapses: dict[str, list[bool]] = field(default_factory=dict)
-    #: Each Mission's WorkItem IDs (see ``coordinator_index``).
-    index: MissionItems = field(default_factory=MissionItems, init=False, repr=False)
+    #: The queued WorkItems not approved for execution (what ``_supervise`` looks at).
+    unapproved: MatchingItems = field(
+        default_factory=lambda: MatchingItems(_queued_unapproved), init=False, repr=False
+    )
 
     # ------------------------------------------------------------------ decide
 
@@ -280,11 +286,11 @@ class MissionOwnerPolicy(BasePolicy):
             )
             return
         table = view.state.work_items
-        for wid in self.index.ids(view.state, mission.mission_id):  # in WorkItem ID order
+        for wid in sorted(self.unapproved.ids(view.state)):  # in WorkItem ID order
             item = table[wid]
-            if item.state is not WorkItemState.QUEUED:
+            if item.mission_id != mission.mission_id:
                 continue
-            if item.execution_approved or not needs_execution_approval(mission, item.contract):
+            if not needs_execution_approval(mission, item.contract):
                 continue
             intent = self.approve_execution(view, mission, item, now_us)
             if intent is not None:

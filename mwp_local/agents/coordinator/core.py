@@ -813,7 +813,7 @@ class CoordinatorPolicy(BasePolicy):
             lease = view.state.leases.get(mission.coordinator_lease_id or "")
             if lease is not None and lease.is_active:
                 times.append(lease.expires_us - (lease.expires_us - _issued_us(lease)) // 2)
-            items = self._items(view, spec)
+            items = self.index.items_scan(view.state, mission_id(spec.id))
             times.extend(o.expires_us for o in pending if o.work_item_id in items)
             for item in items.values():
                 times.append(self.index.facts(item).deadline_us)

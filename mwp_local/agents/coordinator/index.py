@@ -7,16 +7,19 @@ remembers them instead of recomputing them from the whole replica each time:
 
 * ``epoch_us``: a protocol timestamp's microseconds, parsed once per distinct text;
 * ``MissionItems``: each Mission's WorkItem IDs in sorted order, extended with the WorkItems
-  the replica gained since the last call (it never deletes one), and each WorkItem's
-  ``ContractFacts``, recomputed only when its contract object changes;
+  the replica gained since the last call (it never deletes one), each WorkItem's
+  ``ContractFacts``, recomputed only when its contract object changes, and each Mission's
+  WorkItems by ID and sorted deadlines, brought up to date from ``ChangedItems``;
 * ``Agenda``: which of a Mission's WorkItems the Coordinator must look at on a decision
   (most WorkItems of a large Mission are verified, or wait for their dependencies), classified
   again only when a WorkItem or one of its dependencies changes;
 * ``OpenOffers``: the pending offers, without scanning every offer ever made;
 * ``ChangedItems``: the WorkItems the replica wrote since the last look (its
-  ``work_item_changes`` journal), which ``Agenda`` and ``OwnedItems`` read instead of every
-  WorkItem;
-* ``OwnedItems``: each Agent's queued, active and blocked WorkItems (``owned_by_agent``).
+  ``work_item_changes`` journal), which ``MissionItems``, ``Agenda``, ``OwnedItems`` and
+  ``MatchingItems`` read instead of every WorkItem;
+* ``OwnedItems``: each Agent's queued, active and blocked WorkItems (``owned_by_agent``);
+* ``MatchingItems``: the WorkItems whose record passes a test (the MissionOwner's queued
+  WorkItems not yet approved for execution).
 
 Nothing here decides anything: callers read the same values they would have computed from the
 view, only faster.
@@ -88,78 +91,6 @@ def contract_facts(contract: Mapping[str, Any]) -> ContractFacts:
 
 
 @dataclass
-class MissionItems:
-    """Mission ID → its WorkItem IDs (sorted), kept in step with one replica.
-
-    Correct because a replica's ``work_items`` table only grows (WorkItems are never deleted)
-    and a dict keeps insertion order: the WorkItems added since the last call are the entries
-    after the ``seen`` first ones. A different replica (or a smaller table) rebuilds the index.
-    """
-
-    _state: AuthorityState | None = None
-    _seen: int = 0
-    _ids: dict[str, list[str]] = field(default_factory=dict)
-    #: WorkItem ID → the facts of its current contract.
-    _facts: dict[str, ContractFacts] = field(default_factory=dict)
-    #: Mission ID → the contracts of its WorkItems in ID order, and their deadlines, sorted.
-    _deadlines: dict[str, tuple[list[Mapping[str, Any]], list[int]]] = field(default_factory=dict)
-
-    def _refresh(self, state: AuthorityState) -> None:
-        table = state.work_items
-        if state is not self._state or len(table) < self._seen:
-            self._state, self._seen, self._ids, self._deadlines = state, 0, {}, {}
-        if len(table) == self._seen:
-            return
-        for item in islice(table.values(), self._seen, None):
-            insort(self._ids.setdefault(item.mission_id, []), item.work_item_id)
-        self._seen = len(table)
-
-    def ids(self, state: AuthorityState, mission_id: str) -> list[str]:
-        """The IDs of the Mission's WorkItems, sorted (do not mutate)."""
-        self._refresh(state)
-        return self._ids.get(mission_id, [])
-
-    def items(self, state: AuthorityState, mission_id: str) -> dict[str, WorkItemRecord]:
-        """The Mission's WorkItems by ID, in ID order."""
-        table = state.work_items
-        return {wid: table[wid] for wid in self.ids(state, mission_id)}
-
-    def next_deadline_us(self, state: AuthorityState, mission_id: str, now_us: int) -> int | None:
-        """The earliest contract deadline of the Mission's WorkItems after ``now_us``.
-
-        The sorted deadlines are kept per Mission and sorted again only when a WorkItem was
-        added or one's contract changed (found by identity: contracts are replaced, never
-        mutated)."""
-        ids = self.ids(state, mission_id)
-        table = state.work_items
-        known = self._deadlines.get(mission_id)
-        if known is not None and len(known[0]) == len(ids):
-            contracts = known[0]
-            if any(table[wid].contract is not contracts[n] for n, wid in enumerate(ids)):
-                known = None
-        else:
-            known = None
-        if known is None:
-            items = [table[wid] for wid in ids]
-            known = (
-                [item.contract for item in items],
-                sorted(self.facts(item).deadline_us for item in items),
-            )
-            self._deadlines[mission_id] = known
-        deadlines = known[1]
-        at = bisect_right(deadlines, now_us)
-        return deadlines[at] if at < len(deadlines) else None
-
-    def facts(self, item: WorkItemRecord) -> ContractFacts:
-        """The facts of ``item``'s contract, read again only when the contract changed."""
-        known = self._facts.get(item.work_item_id)
-        if known is None or known.contract is not item.contract:
-            known = contract_facts(item.contract)
-            self._facts[item.work_item_id] = known
-        return known
-
-
-@dataclass
 class ChangedItems:
     """The WorkItems one replica wrote since the last call, read from its journal
     (``AuthorityState.work_item_changes``: every ``put`` of a WorkItem, in order).
@@ -181,6 +112,114 @@ class ChangedItems:
         out = journal[self._offset :]
         self._offset = len(journal)
         return out
+
+
+@dataclass
+class MissionItems:
+    """Mission ID → its WorkItem IDs (sorted), kept in step with one replica.
+
+    Correct because a replica's ``work_items`` table only grows (WorkItems are never deleted)
+    and a dict keeps insertion order: the WorkItems added since the last call are the entries
+    after the ``seen`` first ones. A different replica (or a smaller table) rebuilds the index.
+    """
+
+    _state: AuthorityState | None = None
+    _seen: int = 0
+    _ids: dict[str, list[str]] = field(default_factory=dict)
+    #: WorkItem ID → the facts of its current contract.
+    _facts: dict[str, ContractFacts] = field(default_factory=dict)
+    #: Mission ID → its WorkItems' deadlines, sorted (dropped when one of them changes).
+    _deadlines: dict[str, list[int]] = field(default_factory=dict)
+    #: WorkItem ID → the contract its deadline in ``_deadlines`` was read from.
+    _deadline_contracts: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: Mission ID → its WorkItems by ID, in ID order, as ``items`` last returned them.
+    _items: dict[str, dict[str, WorkItemRecord]] = field(default_factory=dict)
+    #: What the replica wrote since ``_items`` and ``_deadlines`` were brought up to date.
+    _changes: ChangedItems = field(default_factory=ChangedItems)
+
+    def _refresh(self, state: AuthorityState) -> None:
+        table = state.work_items
+        if state is not self._state or len(table) < self._seen:
+            self._state, self._seen, self._ids = state, 0, {}
+            self._deadlines, self._deadline_contracts, self._items = {}, {}, {}
+        if len(table) == self._seen:
+            return
+        for item in islice(table.values(), self._seen, None):
+            insort(self._ids.setdefault(item.mission_id, []), item.work_item_id)
+        self._seen = len(table)
+
+    def _sync(self, state: AuthorityState) -> None:
+        """Bring ``_items`` and ``_deadlines`` up to date with the WorkItems the replica wrote
+        since the last call: a changed record replaces its entry, a new WorkItem (it goes in
+        ID order) or a changed contract drops its Mission's entry, rebuilt when next asked."""
+        self._refresh(state)
+        since = self._changes.since(state)
+        if since is None:
+            self._deadlines, self._deadline_contracts, self._items = {}, {}, {}
+            return
+        table = state.work_items
+        for wid in since:
+            item = table.get(wid)
+            if item is None:  # a WorkItem written and rolled back: start again
+                self._deadlines, self._deadline_contracts, self._items = {}, {}, {}
+                return
+            mid = item.mission_id
+            held = self._items.get(mid)
+            if held is not None:
+                if wid in held:
+                    held[wid] = item
+                else:
+                    del self._items[mid]
+            if self._deadline_contracts.get(wid) is not item.contract:
+                self._deadlines.pop(mid, None)
+
+    def ids(self, state: AuthorityState, mission_id: str) -> list[str]:
+        """The IDs of the Mission's WorkItems, sorted (do not mutate)."""
+        self._refresh(state)
+        return self._ids.get(mission_id, [])
+
+    def items(self, state: AuthorityState, mission_id: str) -> dict[str, WorkItemRecord]:
+        """The Mission's WorkItems by ID, in ID order (``items_scan``), kept from the replica's
+        journal of changed WorkItems instead of being read again on every call: the same dict
+        is returned and brought up to date by the next call (do not mutate or keep it)."""
+        self._sync(state)
+        held = self._items.get(mission_id)
+        if held is None:
+            held = self.items_scan(state, mission_id)
+            self._items[mission_id] = held
+        return held
+
+    def items_scan(self, state: AuthorityState, mission_id: str) -> dict[str, WorkItemRecord]:
+        """The Mission's WorkItems by ID, in ID order, read from the replica (the plain path
+        ``items`` keeps)."""
+        table = state.work_items
+        return {wid: table[wid] for wid in self.ids(state, mission_id)}
+
+    def next_deadline_us(self, state: AuthorityState, mission_id: str, now_us: int) -> int | None:
+        """The earliest contract deadline of the Mission's WorkItems after ``now_us``.
+
+        The sorted deadlines are kept per Mission and sorted again only when a WorkItem was
+        added or one's contract changed (the journal of changed WorkItems names them; a
+        contract is compared by identity: contracts are replaced, never mutated)."""
+        self._sync(state)
+        deadlines = self._deadlines.get(mission_id)
+        if deadlines is None:
+            table = state.work_items
+            items = [table[wid] for wid in self.ids(state, mission_id)]
+            for item in items:
+                self._deadline_contracts[item.work_item_id] = item.contract
+            deadlines = sorted(self.facts(item).deadline_us for item in items)
+            self._deadlines[mission_id] = deadlines
+        at = bisect_right(deadlines, now_us)
+        return deadlines[at] if at < len(deadlines) else None
+
+    def facts(self, item: WorkItemRecord) -> ContractFacts:
+        """The facts of ``item``'s contract, read again only when the contract changed."""
+        known = self._facts.get(item.work_item_id)
+        if known is None or known.contract is not item.contract:
+            known = contract_facts(item.contract)
+            self._facts[item.work_item_id] = known
+        return known
 
 
 _OWNED_STATES = (WorkItemState.QUEUED, WorkItemState.ACTIVE, WorkItemState.BLOCKED)
@@ -222,6 +261,32 @@ class OwnedItems:
         return out
 
 
+@dataclass
+class MatchingItems:
+    """The IDs of the replica's WorkItems whose record passes ``test`` (a function of the
+    record alone), kept from ``ChangedItems``: what a scan of every WorkItem with ``test``
+    finds, without the scan."""
+
+    test: Callable[[WorkItemRecord], bool]
+    changes: ChangedItems = field(default_factory=ChangedItems)
+    _ids: set[str] = field(default_factory=set)
+
+    def ids(self, state: AuthorityState) -> set[str]:
+        """The IDs of the WorkItems that pass ``test`` now (do not mutate)."""
+        table = state.work_items
+        since = self.changes.since(state)
+        if since is None:
+            self._ids = set()
+            since = list(table)
+        for wid in since:
+            item = table.get(wid)
+            if item is not None and self.test(item):
+                self._ids.add(wid)
+            else:
+                self._ids.discard(wid)
+        return self._ids
+
+
 class Due(enum.Enum):
     """Whether a WorkItem needs the Coordinator's attention on a decision."""
 
@@ -258,6 +323,9 @@ class Agenda:
     acting: set[str] = field(default_factory=set)
     #: WorkItem ID → its deadline (µs), for ``WAIT``.
     waiting: dict[str, int] = field(default_factory=dict)
+    #: Each deadline in ``waiting`` → how many WorkItems wait for it (few distinct values:
+    #: ``due`` reads the earliest instead of every waiting WorkItem).
+    _deadlines: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
     #: Submitted WorkItems (to review).
     submitted: set[str] = field(default_factory=set)
     #: What the replica wrote since the last update (None: compare every WorkItem).
@@ -303,7 +371,13 @@ class Agenda:
                 self.dependents.setdefault(dep, set()).add(wid)
             self.depends_on[wid] = deps
         self.acting.discard(wid)
-        self.waiting.pop(wid, None)
+        was = self.waiting.pop(wid, None)
+        if was is not None:
+            left = self._deadlines[was] - 1
+            if left:
+                self._deadlines[was] = left
+            else:
+                del self._deadlines[was]
         self.submitted.discard(wid)
         if item.state is WorkItemState.SUBMITTED:
             self.submitted.add(wid)
@@ -311,12 +385,15 @@ class Agenda:
         if due is Due.ACT:
             self.acting.add(wid)
         elif due is Due.WAIT:
-            self.waiting[wid] = facts.facts(item).deadline_us
+            deadline = facts.facts(item).deadline_us
+            self.waiting[wid] = deadline
+            self._deadlines[deadline] = self._deadlines.get(deadline, 0) + 1
 
     def due(self, now_us: int) -> list[str]:
         """The WorkItems to visit now, in ID order."""
         out = set(self.acting)
-        out.update(wid for wid, deadline in self.waiting.items() if now_us >= deadline)
+        if self._deadlines and now_us >= min(self._deadlines):
+            out.update(wid for wid, deadline in self.waiting.items() if now_us >= deadline)
         return sorted(out)
 
 
