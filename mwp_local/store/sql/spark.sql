@@ -95,9 +95,19 @@ WITH authorized AS (
         ELSE GET_JSON_OBJECT(payload, '$.contract')
       END AS contract,
       ROW_NUMBER() OVER (PARTITION BY work_item_id ORDER BY position DESC) AS n
-    FROM log_events
-    WHERE
-      kind IN ('work.authorized', 'work.contract.revised')
+    FROM (
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'work.authorized'
+      UNION ALL
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'work.contract.revised'
+    ) AS of_kinds
   ) AS c
   WHERE
     n = 1
@@ -139,7 +149,19 @@ WITH authorized AS (
   SELECT
     work_item_id,
     MAX(position) AS position
-  FROM log_events
+  FROM (
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'work.offer.created'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'work.unblocked'
+  ) AS of_kinds
   WHERE
     kind = 'work.offer.created'
     OR (
@@ -253,22 +275,32 @@ CREATE OR REPLACE TEMPORARY VIEW offers AS
 WITH made AS (
   SELECT
     GET_JSON_OBJECT(o.v, '$.offerId') AS offer_id,
-    e.work_item_id,
-    e.mission_id,
-    e.group_id,
+    o.work_item_id,
+    o.mission_id,
+    o.group_id,
     GET_JSON_OBJECT(o.v, '$.agentId') AS agent_id,
-    CAST(GET_JSON_OBJECT(e.payload, '$.contractVersion') AS BIGINT) AS contract_version,
-    CAST(GET_JSON_OBJECT(e.payload, '$.urgent') AS BOOLEAN) AS urgent,
-    e.occurred_at_ts AS offered_at,
+    CAST(GET_JSON_OBJECT(o.payload, '$.contractVersion') AS BIGINT) AS contract_version,
+    CAST(GET_JSON_OBJECT(o.payload, '$.urgent') AS BOOLEAN) AS urgent,
+    o.occurred_at_ts AS offered_at,
     CAST(GET_JSON_OBJECT(o.v, '$.expiresAt') AS TIMESTAMP) AS expires_at,
-    e.event_id AS offer_event_id,
-    e.sequence,
-    e.position
-  FROM log_events AS e
-  LATERAL VIEW
-  EXPLODE(FROM_JSON(GET_JSON_OBJECT(e.payload, '$.offers'), 'ARRAY<STRING>')) o AS v
-  WHERE
-    e.kind = 'work.offer.created'
+    o.event_id AS offer_event_id,
+    o.sequence,
+    o.position
+  FROM (
+    SELECT
+      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.offers'), 'ARRAY<STRING>')) AS v,
+      work_item_id,
+      mission_id,
+      group_id,
+      payload,
+      occurred_at_ts,
+      event_id,
+      sequence,
+      position
+    FROM log_events
+    WHERE
+      kind = 'work.offer.created'
+  ) AS o
 ), answers AS (
   SELECT
     GET_JSON_OBJECT(payload, '$.offerId') AS offer_id,
@@ -284,34 +316,46 @@ WITH made AS (
     kind = 'work.offer.accepted'
   UNION ALL
   SELECT
-    l.v,
-    e.position,
-    e.occurred_at_ts,
-    e.event_id,
-    e.kind,
+    v,
+    position,
+    occurred_at_ts,
+    event_id,
+    kind,
     'lost_race',
     NULL,
     NULL
-  FROM log_events AS e
-  LATERAL VIEW
-  EXPLODE(FROM_JSON(GET_JSON_OBJECT(e.payload, '$.lostOfferIds'), 'ARRAY<STRING>')) l AS v
-  WHERE
-    e.kind = 'work.offer.accepted'
+  FROM (
+    SELECT
+      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.lostOfferIds'), 'ARRAY<STRING>')) AS v,
+      position,
+      occurred_at_ts,
+      event_id,
+      kind
+    FROM log_events
+    WHERE
+      kind = 'work.offer.accepted'
+  ) AS l
   UNION ALL
   SELECT
-    w.v,
-    e.position,
-    e.occurred_at_ts,
-    e.event_id,
-    e.kind,
+    v,
+    position,
+    occurred_at_ts,
+    event_id,
+    kind,
     'withdrawn',
     NULL,
     NULL
-  FROM log_events AS e
-  LATERAL VIEW
-  EXPLODE(FROM_JSON(GET_JSON_OBJECT(e.payload, '$.withdrawnOfferIds'), 'ARRAY<STRING>')) w AS v
-  WHERE
-    e.kind = 'work.offer.created'
+  FROM (
+    SELECT
+      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.withdrawnOfferIds'), 'ARRAY<STRING>')) AS v,
+      position,
+      occurred_at_ts,
+      event_id,
+      kind
+    FROM log_events
+    WHERE
+      kind = 'work.offer.created'
+  ) AS w
   UNION ALL
   SELECT
     m.offer_id,
@@ -338,19 +382,27 @@ WITH made AS (
   UNION ALL
   SELECT
     GET_JSON_OBJECT(p.v, '$.data.offerId'),
-    e.position,
-    e.occurred_at_ts,
-    e.event_id,
-    e.kind,
+    p.position,
+    p.occurred_at_ts,
+    p.event_id,
+    p.kind,
     'declined',
-    GET_JSON_OBJECT(e.payload, '$.message.author.id'),
+    p.author_id,
     CAST(GET_JSON_OBJECT(p.v, '$.data') AS STRING)
-  FROM log_events AS e
-  LATERAL VIEW
-  EXPLODE(FROM_JSON(GET_JSON_OBJECT(e.payload, '$.message.content'), 'ARRAY<STRING>')) p AS v
+  FROM (
+    SELECT
+      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.message.content'), 'ARRAY<STRING>')) AS v,
+      position,
+      occurred_at_ts,
+      event_id,
+      kind,
+      GET_JSON_OBJECT(payload, '$.message.author.id') AS author_id
+    FROM log_events
+    WHERE
+      kind = 'message.posted'
+  ) AS p
   WHERE
-    e.kind = 'message.posted'
-    AND GET_JSON_OBJECT(p.v, '$.type') = 'data_ref'
+    GET_JSON_OBJECT(p.v, '$.type') = 'data_ref'
     AND GET_JSON_OBJECT(p.v, '$.schema') = 'urn:mwp-local:schema:offer-decline'
 ), first_answer AS (
   SELECT
@@ -476,13 +528,18 @@ FROM (
     CAST(GET_JSON_OBJECT(l.v, '$.lastRenewedAt') AS TIMESTAMP) AS last_renewed_at,
     CAST(GET_JSON_OBJECT(l.v, '$.closedAt') AS TIMESTAMP) AS closed_at,
     GET_JSON_OBJECT(l.v, '$.closureReason') AS closure_reason,
-    e.occurred_at_ts AS updated_at,
-    e.event_id AS last_event_id,
+    l.occurred_at_ts AS updated_at,
+    l.event_id AS last_event_id,
     l.v AS document,
-    ROW_NUMBER() OVER (PARTITION BY GET_JSON_OBJECT(l.v, '$.leaseId') ORDER BY e.position DESC) AS n
-  FROM log_events AS e
-  LATERAL VIEW
-  EXPLODE(FROM_JSON(GET_JSON_OBJECT(e.payload, '$.leases'), 'ARRAY<STRING>')) l AS v
+    ROW_NUMBER() OVER (PARTITION BY GET_JSON_OBJECT(l.v, '$.leaseId') ORDER BY l.position DESC) AS n
+  FROM (
+    SELECT
+      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.leases'), 'ARRAY<STRING>')) AS v,
+      occurred_at_ts,
+      event_id,
+      position
+    FROM log_events
+  ) AS l
 ) AS t
 WHERE
   n = 1;
@@ -522,13 +579,16 @@ WITH scopes AS (
       GET_JSON_OBJECT(a.v, '$.cumulative') AS cumulative,
       ROW_NUMBER() OVER (
         PARTITION BY GET_JSON_OBJECT(a.v, '$.scope.type'), GET_JSON_OBJECT(a.v, '$.scope.id')
-        ORDER BY e.position DESC
+        ORDER BY a.position DESC
       ) AS n
-    FROM log_events AS e
-    LATERAL VIEW
-    EXPLODE(FROM_JSON(GET_JSON_OBJECT(e.payload, '$.ancestry'), 'ARRAY<STRING>')) a AS v
-    WHERE
-      e.kind = 'ext.missionweaveprotocol.core.resource_usage_recorded'
+    FROM (
+      SELECT
+        EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.ancestry'), 'ARRAY<STRING>')) AS v,
+        position
+      FROM log_events
+      WHERE
+        kind = 'ext.missionweaveprotocol.core.resource_usage_recorded'
+    ) AS a
   ) AS c
   WHERE
     n = 1
@@ -610,20 +670,26 @@ FROM (
   SELECT
     GET_JSON_OBJECT(k.v, '$.keyId') AS key_id,
     'agent' AS principal_type,
-    GET_JSON_OBJECT(e.payload, '$.agentCard.agentId') AS principal_id,
+    GET_JSON_OBJECT(k.payload, '$.agentCard.agentId') AS principal_id,
     GET_JSON_OBJECT(k.v, '$.algorithm') AS algorithm,
     GET_JSON_OBJECT(k.v, '$.publicKey') AS public_key,
     CAST(GET_JSON_OBJECT(k.v, '$.validFrom') AS TIMESTAMP) AS valid_from,
     CAST(GET_JSON_OBJECT(k.v, '$.validUntil') AS TIMESTAMP) AS valid_until,
     CAST(GET_JSON_OBJECT(k.v, '$.revokedAt') AS TIMESTAMP) AS revoked_at,
-    e.occurred_at_ts AS registered_at,
-    e.event_id,
-    ROW_NUMBER() OVER (PARTITION BY GET_JSON_OBJECT(k.v, '$.keyId') ORDER BY e.position NULLS LAST) AS n
-  FROM log_events AS e
-  LATERAL VIEW
-  EXPLODE(FROM_JSON(GET_JSON_OBJECT(e.payload, '$.agentCard.publicKeys'), 'ARRAY<STRING>')) k AS v
-  WHERE
-    e.kind = 'ext.missionweaveprotocol.registry.agent_card_registered'
+    k.occurred_at_ts AS registered_at,
+    k.event_id,
+    ROW_NUMBER() OVER (PARTITION BY GET_JSON_OBJECT(k.v, '$.keyId') ORDER BY k.position NULLS LAST) AS n
+  FROM (
+    SELECT
+      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.agentCard.publicKeys'), 'ARRAY<STRING>')) AS v,
+      payload,
+      occurred_at_ts,
+      event_id,
+      position
+    FROM log_events
+    WHERE
+      kind = 'ext.missionweaveprotocol.registry.agent_card_registered'
+  ) AS k
 ) AS t
 WHERE
   n = 1;
@@ -658,9 +724,19 @@ FROM (
       PARTITION BY GET_JSON_OBJECT(payload, '$.membership.groupId'), GET_JSON_OBJECT(payload, '$.membership.member.id')
       ORDER BY position DESC
     ) AS n
-  FROM log_events
-  WHERE
-    kind IN ('membership.changed', 'membership.ended')
+  FROM (
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'membership.changed'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'membership.ended'
+  ) AS of_kinds
 ) AS t
 WHERE
   n = 1;
@@ -706,16 +782,43 @@ WITH created AS (
       END AS state,
       occurred_at_ts AS updated_at,
       ROW_NUMBER() OVER (PARTITION BY GET_JSON_OBJECT(payload, '$.missionId') ORDER BY position DESC) AS n
-    FROM log_events
-    WHERE
-      kind IN (
-        'mission.created',
-        'mission.submitted_for_approval',
-        'mission.changes_requested',
-        'mission.approved',
-        'mission.cancelled',
-        'mission.terminated'
-      )
+    FROM (
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.created'
+      UNION ALL
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.submitted_for_approval'
+      UNION ALL
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.changes_requested'
+      UNION ALL
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.approved'
+      UNION ALL
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.cancelled'
+      UNION ALL
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.terminated'
+    ) AS of_kinds
   ) AS l
   WHERE
     n = 1
@@ -738,9 +841,19 @@ WITH created AS (
         ELSE GET_JSON_OBJECT(payload, '$.coordinator.coordinatorEpoch')
       END AS BIGINT) AS epoch,
       ROW_NUMBER() OVER (PARTITION BY GET_JSON_OBJECT(payload, '$.missionId') ORDER BY position DESC) AS n
-    FROM log_events
-    WHERE
-      kind IN ('mission.created', 'mission.coordinator.assigned')
+    FROM (
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.created'
+      UNION ALL
+      SELECT
+        *
+      FROM log_events
+      WHERE
+        kind = 'mission.coordinator.assigned'
+    ) AS of_kinds
   ) AS c
   WHERE
     n = 1
@@ -749,17 +862,49 @@ WITH created AS (
     GET_JSON_OBJECT(payload, '$.missionId') AS mission_id,
     MAX(aggregate_revision) AS revision,
     MAX(sequence) AS last_sequence
-  FROM log_events
-  WHERE
-    kind IN (
-      'mission.created',
-      'mission.submitted_for_approval',
-      'mission.changes_requested',
-      'mission.approved',
-      'mission.cancelled',
-      'mission.terminated',
-      'mission.coordinator.assigned'
-    )
+  FROM (
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'mission.created'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'mission.submitted_for_approval'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'mission.changes_requested'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'mission.approved'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'mission.cancelled'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'mission.terminated'
+    UNION ALL
+    SELECT
+      *
+    FROM log_events
+    WHERE
+      kind = 'mission.coordinator.assigned'
+  ) AS of_kinds
   GROUP BY
     GET_JSON_OBJECT(payload, '$.missionId')
 )
@@ -852,20 +997,27 @@ SELECT
   'artifact' AS from_type,
   GET_JSON_OBJECT(p.payload, '$.artifact.contentHash') AS from_id,
   'artifact' AS to_type,
-  s.v AS to_id,
+  p.v AS to_id,
   GET_JSON_OBJECT(p.payload, '$.missionId') AS mission_id,
   p.group_id,
   GET_JSON_OBJECT(p.payload, '$.workItemId') AS work_item_id,
   p.event_id,
   p.sequence,
   p.position
-FROM log_events AS p
-LATERAL VIEW
-EXPLODE(
-  FROM_JSON(GET_JSON_OBJECT(p.payload, '$.artifact.sourceArtifactHashes'), 'ARRAY<STRING>')
-) s AS v
-WHERE
-  p.kind = 'artifact.published'
+FROM (
+  SELECT
+    EXPLODE(
+      FROM_JSON(GET_JSON_OBJECT(payload, '$.artifact.sourceArtifactHashes'), 'ARRAY<STRING>')
+    ) AS v,
+    payload,
+    group_id,
+    event_id,
+    sequence,
+    position
+  FROM log_events
+  WHERE
+    kind = 'artifact.published'
+) AS p
 UNION ALL
 SELECT
   'produced_for',
