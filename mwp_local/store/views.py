@@ -258,8 +258,14 @@ WITH made AS (
   UNION ALL
   SELECT m.offer_id, e.position, e.occurred_at_ts, e.event_id, e.kind, 'withdrawn', NULL, NULL
   FROM log_events e JOIN made m ON m.work_item_id = e.work_item_id AND e.position > m.position
-  WHERE (e.kind = {WORK_CONTRACT_REVISED} AND e.payload->>'$.renewedAcceptanceRequired' = 'true')
-     OR (e.from_state = 'offered' AND e.to_state <> 'offered' AND e.kind <> {WORK_OFFER_ACCEPTED})
+  WHERE e.kind = {WORK_CONTRACT_REVISED}
+    AND (e.payload->>'$.renewedAcceptanceRequired' = 'true'
+         OR (e.from_state = 'offered' AND e.to_state <> 'offered'))
+  UNION ALL
+  SELECT m.offer_id, e.position, e.occurred_at_ts, e.event_id, e.kind, 'withdrawn', NULL, NULL
+  FROM log_events e JOIN made m ON m.work_item_id = e.work_item_id AND e.position > m.position
+  WHERE e.from_state = 'offered' AND e.to_state <> 'offered'
+    AND e.kind <> {WORK_OFFER_ACCEPTED} AND e.kind <> {WORK_CONTRACT_REVISED}
   UNION ALL
   SELECT p.v->>'$.data.offerId', p.position, p.occurred_at_ts, p.event_id, p.kind, 'declined',
          p.author_id, CAST(p.v->'$.data' AS VARCHAR)

@@ -370,15 +370,31 @@ WITH made AS (
   JOIN made AS m
     ON m.work_item_id = e.work_item_id AND e.position > m.position
   WHERE
-    (
-      e.kind = 'work.contract.revised'
-      AND GET_JSON_OBJECT(e.payload, '$.renewedAcceptanceRequired') = 'true'
+    e.kind = 'work.contract.revised'
+    AND (
+      GET_JSON_OBJECT(e.payload, '$.renewedAcceptanceRequired') = 'true'
+      OR (
+        e.from_state = 'offered' AND e.to_state <> 'offered'
+      )
     )
-    OR (
-      e.from_state = 'offered'
-      AND e.to_state <> 'offered'
-      AND e.kind <> 'work.offer.accepted'
-    )
+  UNION ALL
+  SELECT
+    m.offer_id,
+    e.position,
+    e.occurred_at_ts,
+    e.event_id,
+    e.kind,
+    'withdrawn',
+    NULL,
+    NULL
+  FROM log_events AS e
+  JOIN made AS m
+    ON m.work_item_id = e.work_item_id AND e.position > m.position
+  WHERE
+    e.from_state = 'offered'
+    AND e.to_state <> 'offered'
+    AND e.kind <> 'work.offer.accepted'
+    AND e.kind <> 'work.contract.revised'
   UNION ALL
   SELECT
     GET_JSON_OBJECT(p.v, '$.data.offerId'),
