@@ -99,7 +99,7 @@ def _of_kinds(*kinds: str) -> str:
     """The Events of any of ``kinds`` (wire spellings), as a subquery over ``log_events``: one
     ``kind = ...`` scan per kind, UNION ALL. DuckDB pushes an equality into the scan and reads the
     other columns only where it holds; ``kind IN (...)`` or ``OR`` filter after every row's
-    ``payload`` was read (the ``missions`` view on a million Events: ~1.2 s against ~0.01 s)."""
+    ``payload`` was read."""
     scans = "\n        UNION ALL ".join(
         f"SELECT * FROM log_events WHERE kind = {_lit(kind)}" for kind in kinds
     )
@@ -136,8 +136,7 @@ _DIMENSIONS = ", ".join(f"({_lit(dim)})" for dim in BUDGET_DIMENSIONS)
 # ``->`` / ``->>`` with ``$.`` paths, JSON arrays through ``UNNEST(CAST(... AS VARCHAR[]))`` in
 # the select list of a subquery over ``log_events``, ``row_number()`` for "the latest", no
 # DuckDB-only functions. (Not ``CROSS JOIN UNNEST(e.payload...)``: DuckDB plans that as a lateral
-# join and decorrelates it by hashing every distinct payload text twice, more than half of the
-# ``leases`` view's time on a million Events.)
+# join and decorrelates it by hashing every distinct payload text twice.)
 _SOURCES: dict[str, str] = {
     "events": """
 SELECT position, group_id, sequence, aggregate_revision, event_id, kind,
