@@ -229,31 +229,37 @@ LEFT JOIN fenced f ON f.work_item_id = a.work_item_id
 LEFT JOIN started st ON st.work_item_id = a.work_item_id
 LEFT JOIN touched t ON t.work_item_id = a.work_item_id""",
     "offers": """
-WITH made AS (
+WITH created AS (
+  SELECT CAST(payload->'$.offers' AS VARCHAR[]) AS offers,
+         CAST(payload->'$.withdrawnOfferIds' AS VARCHAR[]) AS withdrawn,
+         CAST(payload->>'$.contractVersion' AS BIGINT) AS contract_version,
+         CAST(payload->>'$.urgent' AS BOOLEAN) AS urgent,
+         work_item_id, mission_id, group_id, occurred_at_ts, event_id, kind, sequence, position
+  FROM log_events WHERE kind = {WORK_OFFER_CREATED}
+), made AS (
   SELECT o.v->>'$.offerId' AS offer_id, o.work_item_id, o.mission_id, o.group_id,
-         o.v->>'$.agentId' AS agent_id,
-         CAST(o.payload->>'$.contractVersion' AS BIGINT) AS contract_version,
-         CAST(o.payload->>'$.urgent' AS BOOLEAN) AS urgent, o.occurred_at_ts AS offered_at,
-         CAST(o.v->>'$.expiresAt' AS TIMESTAMPTZ) AS expires_at, o.event_id AS offer_event_id,
-         o.sequence, o.position
-  FROM (SELECT UNNEST(CAST(payload->'$.offers' AS VARCHAR[])) AS v, work_item_id, mission_id,
-               group_id, payload, occurred_at_ts, event_id, sequence, position
-        FROM log_events WHERE kind = {WORK_OFFER_CREATED}) o
+         o.v->>'$.agentId' AS agent_id, o.contract_version, o.urgent,
+         o.occurred_at_ts AS offered_at, CAST(o.v->>'$.expiresAt' AS TIMESTAMPTZ) AS expires_at,
+         o.event_id AS offer_event_id, o.sequence, o.position
+  FROM (SELECT UNNEST(offers) AS v, work_item_id, mission_id, group_id, contract_version,
+               urgent, occurred_at_ts, event_id, sequence, position
+        FROM created) o
+), accepted AS (
+  SELECT payload->>'$.offerId' AS offer_id,
+         CAST(payload->'$.lostOfferIds' AS VARCHAR[]) AS lost,
+         position, occurred_at_ts, event_id, kind
+  FROM log_events WHERE kind = {WORK_OFFER_ACCEPTED}
 ), answers AS (
-  SELECT payload->>'$.offerId' AS offer_id, position, occurred_at_ts, event_id, kind,
+  SELECT offer_id, position, occurred_at_ts, event_id, kind,
          'accepted' AS outcome, CAST(NULL AS VARCHAR) AS author_id,
          CAST(NULL AS VARCHAR) AS decline
-  FROM log_events WHERE kind = {WORK_OFFER_ACCEPTED}
+  FROM accepted
   UNION ALL
   SELECT v, position, occurred_at_ts, event_id, kind, 'lost_race', NULL, NULL
-  FROM (SELECT UNNEST(CAST(payload->'$.lostOfferIds' AS VARCHAR[])) AS v, position,
-               occurred_at_ts, event_id, kind
-        FROM log_events WHERE kind = {WORK_OFFER_ACCEPTED}) l
+  FROM (SELECT UNNEST(lost) AS v, position, occurred_at_ts, event_id, kind FROM accepted) l
   UNION ALL
   SELECT v, position, occurred_at_ts, event_id, kind, 'withdrawn', NULL, NULL
-  FROM (SELECT UNNEST(CAST(payload->'$.withdrawnOfferIds' AS VARCHAR[])) AS v, position,
-               occurred_at_ts, event_id, kind
-        FROM log_events WHERE kind = {WORK_OFFER_CREATED}) w
+  FROM (SELECT UNNEST(withdrawn) AS v, position, occurred_at_ts, event_id, kind FROM created) w
   UNION ALL
   SELECT m.offer_id, e.position, e.occurred_at_ts, e.event_id, e.kind, 'withdrawn', NULL, NULL
   FROM log_events e JOIN made m ON m.work_item_id = e.work_item_id AND e.position > m.position

@@ -272,15 +272,32 @@ WHERE
 -- view: offers
 CREATE OR REPLACE TEMPORARY VIEW offers AS
 
-WITH made AS (
+WITH created AS (
+  SELECT
+    FROM_JSON(GET_JSON_OBJECT(payload, '$.offers'), 'ARRAY<STRING>') AS offers,
+    FROM_JSON(GET_JSON_OBJECT(payload, '$.withdrawnOfferIds'), 'ARRAY<STRING>') AS withdrawn,
+    CAST(GET_JSON_OBJECT(payload, '$.contractVersion') AS BIGINT) AS contract_version,
+    CAST(GET_JSON_OBJECT(payload, '$.urgent') AS BOOLEAN) AS urgent,
+    work_item_id,
+    mission_id,
+    group_id,
+    occurred_at_ts,
+    event_id,
+    kind,
+    sequence,
+    position
+  FROM log_events
+  WHERE
+    kind = 'work.offer.created'
+), made AS (
   SELECT
     GET_JSON_OBJECT(o.v, '$.offerId') AS offer_id,
     o.work_item_id,
     o.mission_id,
     o.group_id,
     GET_JSON_OBJECT(o.v, '$.agentId') AS agent_id,
-    CAST(GET_JSON_OBJECT(o.payload, '$.contractVersion') AS BIGINT) AS contract_version,
-    CAST(GET_JSON_OBJECT(o.payload, '$.urgent') AS BOOLEAN) AS urgent,
+    o.contract_version,
+    o.urgent,
     o.occurred_at_ts AS offered_at,
     CAST(GET_JSON_OBJECT(o.v, '$.expiresAt') AS TIMESTAMP) AS expires_at,
     o.event_id AS offer_event_id,
@@ -288,22 +305,32 @@ WITH made AS (
     o.position
   FROM (
     SELECT
-      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.offers'), 'ARRAY<STRING>')) AS v,
+      EXPLODE(offers) AS v,
       work_item_id,
       mission_id,
       group_id,
-      payload,
+      contract_version,
+      urgent,
       occurred_at_ts,
       event_id,
       sequence,
       position
-    FROM log_events
-    WHERE
-      kind = 'work.offer.created'
+    FROM created
   ) AS o
-), answers AS (
+), accepted AS (
   SELECT
     GET_JSON_OBJECT(payload, '$.offerId') AS offer_id,
+    FROM_JSON(GET_JSON_OBJECT(payload, '$.lostOfferIds'), 'ARRAY<STRING>') AS lost,
+    position,
+    occurred_at_ts,
+    event_id,
+    kind
+  FROM log_events
+  WHERE
+    kind = 'work.offer.accepted'
+), answers AS (
+  SELECT
+    offer_id,
     position,
     occurred_at_ts,
     event_id,
@@ -311,9 +338,7 @@ WITH made AS (
     'accepted' AS outcome,
     CAST(NULL AS STRING) AS author_id,
     CAST(NULL AS STRING) AS decline
-  FROM log_events
-  WHERE
-    kind = 'work.offer.accepted'
+  FROM accepted
   UNION ALL
   SELECT
     v,
@@ -326,14 +351,12 @@ WITH made AS (
     NULL
   FROM (
     SELECT
-      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.lostOfferIds'), 'ARRAY<STRING>')) AS v,
+      EXPLODE(lost) AS v,
       position,
       occurred_at_ts,
       event_id,
       kind
-    FROM log_events
-    WHERE
-      kind = 'work.offer.accepted'
+    FROM accepted
   ) AS l
   UNION ALL
   SELECT
@@ -347,14 +370,12 @@ WITH made AS (
     NULL
   FROM (
     SELECT
-      EXPLODE(FROM_JSON(GET_JSON_OBJECT(payload, '$.withdrawnOfferIds'), 'ARRAY<STRING>')) AS v,
+      EXPLODE(withdrawn) AS v,
       position,
       occurred_at_ts,
       event_id,
       kind
-    FROM log_events
-    WHERE
-      kind = 'work.offer.created'
+    FROM created
   ) AS w
   UNION ALL
   SELECT
