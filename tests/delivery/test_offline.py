@@ -5,13 +5,15 @@ and how the Authority reconciles or refuses them, leaving nothing behind when it
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mwp_local.agents.base import Intent
+from mwp_local.agents.base import Intent, unwrap
+from mwp_local.agents.worker.lifecycle import SlotState
 from mwp_local.agents.worker.offline import Buffered
 from mwp_local.authority import Accepted
 from mwp_local.authority.offline import BINDING_MEMBERS, BOUNDED_OFFLINE, MAX_GRACE_US, check_window
@@ -45,8 +47,11 @@ class Offline:
         return data, self.sandbox.log.submit(data, timestamp(now))
 
 
-def _outage_reached(raw: dict[str, Any], tmp_path: Path) -> Offline:
-    """The sample mission run to just after its outage, with the buffered Commands held back."""
+def _outage_reached(
+    raw: dict[str, Any], tmp_path: Path, at_outage: Callable[[Sandbox], None] | None = None
+) -> Offline:
+    """The sample mission run to just after its outage, with the buffered Commands held back;
+    ``at_outage`` sees the Sandbox as the Workers go offline."""
     sandbox = Sandbox(tmp_path / "s", parse(raw, name="offline"), worker_files=False)
     assert sandbox.delivery is not None
     driver = sandbox.delivery
@@ -54,6 +59,8 @@ def _outage_reached(raw: dict[str, Any], tmp_path: Path) -> Offline:
     original = driver.go_offline
 
     def go_offline(runtimes: Any, outage: Any) -> OfflineRecord:
+        if at_outage is not None:
+            at_outage(sandbox)
         record = original(runtimes, outage)
         captured.append(record)
         driver.reconcile.clear()  # the test submits them itself
@@ -127,6 +134,23 @@ def test_work_with_external_side_effects_stops_during_an_outage(tmp_path: Path) 
     assert [b.agent for b in offline.record.buffered] == ["dev"]
     (stopped,) = offline.record.stopped
     assert stopped.agent == "ana" and "not reversible" in stopped.why
+
+
+@pytest.mark.req("MWP-WRK-020")
+def test_a_slot_past_its_running_state_is_not_checkpointed_offline(tmp_path: Path) -> None:
+    """In threads mode a Worker may go offline after its work's time was up (slot
+    ``producing``): a checkpoint may leave only a running slot, so that slot waits for the
+    service instead of buffering one (which, accepted on reconnect, broke the slot table)."""
+
+    def finished(sandbox: Sandbox) -> None:
+        (slot,) = unwrap(sandbox.runtime("dev").policy).slots.values()
+        assert slot.state == SlotState.RUNNING
+        slot.state = SlotState.PRODUCING
+
+    offline = _outage_reached(sample("delivery"), tmp_path, finished)
+    assert [b.agent for b in offline.record.buffered] == ["ana"]
+    (stopped,) = offline.record.stopped
+    assert stopped.agent == "dev" and "producing" in stopped.why
 
 
 @pytest.mark.req("MWP-WRK-021")

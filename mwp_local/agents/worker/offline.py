@@ -2,7 +2,8 @@
 
 When the Group service becomes unreachable a Worker may keep going on work that was *already
 active* under a live Execution Lease when contact was lost, and only if that work is reversible
-(``sideEffectRisk`` ``none`` or ``reversible``), for a bounded lease-grace period. It starts no
+(``sideEffectRisk`` ``none`` or ``reversible``) and still running in its slot (the only state a
+checkpoint may leave, by the Capacity Slot table), for a bounded lease-grace period. It starts no
 new WorkItem, asks for no capability token and calls no external tool (the driver serves no slot
 while the service is down). What it did is buffered as a signed ``work.checkpoint`` carrying the
 critical ``urn:missionweaveprotocol:extension:bounded-offline-execution`` binding with every
@@ -27,6 +28,7 @@ from ...protocol.timestamps import format_utc
 from ..base import Intent, unwrap
 from ..runtime import AgentRuntime
 from .execution import checkpoint_of
+from .lifecycle import SlotState
 
 #: The ``sideEffectRisk`` values whose work may continue offline (reversible computation).
 OFFLINE_RISKS = ("none", "reversible")
@@ -63,7 +65,7 @@ def extension(binding: dict[str, Any]) -> dict[str, Any]:
 
 def go_offline(runtime: AgentRuntime, outage: Window) -> tuple[list[Buffered], list[Stopped]]:
     """What ``runtime``'s Worker does through ``outage``: buffer progress of its already-active
-    reversible work up to the grace deadline; stop everything else."""
+    reversible work still running in its slot up to the grace deadline; stop everything else."""
     slots = getattr(unwrap(runtime.policy), "slots", None)
     if not isinstance(slots, dict):
         return [], []
@@ -83,6 +85,19 @@ def go_offline(runtime: AgentRuntime, outage: Window) -> tuple[list[Buffered], l
                     agent=runtime.name,
                     work_item_id=item.work_item_id,
                     why="its lease had already expired when contact was lost",
+                )
+            )
+            continue
+        if slot.state != SlotState.RUNNING:
+            # Only a running slot is at a point a checkpoint may record (the Capacity Slot
+            # table): past it the work is done or failed, and what follows (usage, publish,
+            # submit, fail) needs the Group service.
+            stopped.append(
+                Stopped(
+                    agent=runtime.name,
+                    work_item_id=item.work_item_id,
+                    why=f"its slot was {slot.state} (past the work itself): what follows needs "
+                    "the Group service, so it waits for reconnection",
                 )
             )
             continue
