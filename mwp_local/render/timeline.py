@@ -15,6 +15,7 @@ from html import escape
 from typing import Any
 
 from ..protocol.timestamps import format_utc, parse_timestamp
+from ..store.views import of_kinds
 from .html import STYLE
 from .layout import natural_key
 
@@ -43,16 +44,10 @@ SELECT lease_id, holder_agent_id, work_item_id, state, closure_reason, issued_at
        expires_at
 FROM leases WHERE lease_type = 'execution' ORDER BY issued_at, lease_id
 """.strip()
-#: The marks' Events, one ``kind =`` scan per kind of ``MARKS``: a ``kind IN (...)`` filter
-#: would read every Event's payload first (``store/views.py`` says why).
+#: The marks' Events: ``of_kinds`` reads one kind at a time, not every Event's payload.
 MARKS_SQL = (
-    "SELECT kind, actor_id, work_item_id, occurred_at, payload FROM (\n"
-    + "\nUNION ALL\n".join(
-        "  SELECT kind, actor_id, work_item_id, occurred_at, payload, position FROM events "
-        f"WHERE kind = '{kind}'"
-        for kind in MARKS
-    )
-    + "\n) marks\nORDER BY position"
+    "SELECT kind, actor_id, work_item_id, occurred_at_ts AS occurred_at, payload "
+    f"FROM {of_kinds(*MARKS)} ORDER BY position"
 )
 
 

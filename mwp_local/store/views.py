@@ -45,6 +45,7 @@ __all__ = [
     "ViewDoc",
     "create_views",
     "lag_note",
+    "of_kinds",
     "render_markdown",
     "sql",
     "view_sql",
@@ -95,7 +96,7 @@ def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _of_kinds(*kinds: str) -> str:
+def of_kinds(*kinds: str) -> str:
     """The Events of any of ``kinds`` (wire spellings), as a subquery over ``log_events``: one
     ``kind = ...`` scan per kind, UNION ALL. DuckDB pushes an equality into the scan and reads the
     other columns only where it holds; ``kind IN (...)`` or ``OR`` filter after every row's
@@ -178,7 +179,7 @@ WITH authorized AS (
            CASE WHEN kind = {{WORK_AUTHORIZED}} THEN payload->'$.workItem.contract'
                 ELSE payload->'$.contract' END AS contract,
            row_number() OVER (PARTITION BY work_item_id ORDER BY position DESC) AS n
-    FROM {_of_kinds(k.WORK_AUTHORIZED, k.WORK_CONTRACT_REVISED)}
+    FROM {of_kinds(k.WORK_AUTHORIZED, k.WORK_CONTRACT_REVISED)}
   ) c WHERE n = 1
 ), states AS (
   SELECT work_item_id, to_state AS state FROM (
@@ -195,7 +196,7 @@ WITH authorized AS (
   ) a WHERE n = 1
 ), fenced AS (
   SELECT work_item_id, max(position) AS position
-  FROM {_of_kinds(k.WORK_OFFER_CREATED, k.WORK_UNBLOCKED)}
+  FROM {of_kinds(k.WORK_OFFER_CREATED, k.WORK_UNBLOCKED)}
   WHERE kind = {{WORK_OFFER_CREATED}}
      OR (kind = {{WORK_UNBLOCKED}} AND payload->>'$.toState' = 'open')
   GROUP BY work_item_id
@@ -392,7 +393,7 @@ FROM (
          occurred_at_ts AS changed_at, event_id, payload->'$.membership' AS document,
          row_number() OVER (PARTITION BY payload->>'$.membership.groupId',
                             payload->>'$.membership.member.id' ORDER BY position DESC) AS n
-  FROM {_of_kinds(k.MEMBERSHIP_CHANGED, k.MEMBERSHIP_ENDED)}
+  FROM {of_kinds(k.MEMBERSHIP_CHANGED, k.MEMBERSHIP_ENDED)}
 ) t
 WHERE n = 1""",
     "missions": f"""
@@ -411,7 +412,7 @@ WITH created AS (
     SELECT payload->>'$.missionId' AS mission_id, {_MISSION_STATE} AS state,
            occurred_at_ts AS updated_at,
            row_number() OVER (PARTITION BY payload->>'$.missionId' ORDER BY position DESC) AS n
-    FROM {_of_kinds(*k.MISSION_STATE_AFTER)}
+    FROM {of_kinds(*k.MISSION_STATE_AFTER)}
   ) l WHERE n = 1
 ), coordinators AS (
   SELECT mission_id, agent_id, epoch FROM (
@@ -422,12 +423,12 @@ WITH created AS (
                      THEN payload->>'$.mission.coordinator.coordinatorEpoch'
                      ELSE payload->>'$.coordinator.coordinatorEpoch' END AS BIGINT) AS epoch,
            row_number() OVER (PARTITION BY payload->>'$.missionId' ORDER BY position DESC) AS n
-    FROM {_of_kinds(k.MISSION_CREATED, k.MISSION_COORDINATOR_ASSIGNED)}
+    FROM {of_kinds(k.MISSION_CREATED, k.MISSION_COORDINATOR_ASSIGNED)}
   ) c WHERE n = 1
 ), revisions AS (
   SELECT payload->>'$.missionId' AS mission_id, max(aggregate_revision) AS revision,
          max(sequence) AS last_sequence
-  FROM {_of_kinds(*k.MISSION_STATE_AFTER, k.MISSION_COORDINATOR_ASSIGNED)}
+  FROM {of_kinds(*k.MISSION_STATE_AFTER, k.MISSION_COORDINATOR_ASSIGNED)}
   GROUP BY payload->>'$.missionId'
 )
 SELECT c.mission_id, c.group_id, l.state, r.revision, c.objective, c.owner_type, c.owner_id,

@@ -28,7 +28,7 @@ from ...protocol.timestamps import format_utc
 from ..base import Intent, unwrap
 from ..runtime import AgentRuntime
 from .execution import checkpoint_of
-from .lifecycle import SlotState
+from .lifecycle import SLOT_TABLE, SlotTransition
 
 #: The ``sideEffectRisk`` values whose work may continue offline (reversible computation).
 OFFLINE_RISKS = ("none", "reversible")
@@ -88,10 +88,9 @@ def go_offline(runtime: AgentRuntime, outage: Window) -> tuple[list[Buffered], l
                 )
             )
             continue
-        if slot.state != SlotState.RUNNING:
-            # Only a running slot is at a point a checkpoint may record (the Capacity Slot
-            # table): past it the work is done or failed, and what follows (usage, publish,
-            # submit, fail) needs the Group service.
+        if not SLOT_TABLE.is_allowed(slot.state, SlotTransition.CHECKPOINT):
+            # Past running the work is done or failed: what follows (usage, publish, submit,
+            # fail) needs the Group service, and a checkpoint would break the slot table.
             stopped.append(
                 Stopped(
                     agent=runtime.name,
